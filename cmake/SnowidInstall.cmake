@@ -1,0 +1,24 @@
+include(GNUInstallDirs)
+include(CMakePackageConfigHelpers)
+
+install(TARGETS snowid_core snowid_testing EXPORT snowidTargets
+        ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+        LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
+        RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/snowid DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+install(EXPORT snowidTargets NAMESPACE snowid:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/snowid)
+
+configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/snowidConfig.cmake.in
+                              ${PROJECT_BINARY_DIR}/snowidConfig.cmake
+                              INSTALL_DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/snowid)
+write_basic_package_version_file(${PROJECT_BINARY_DIR}/snowidConfigVersion.cmake
+                                 COMPATIBILITY SameMinorVersion)
+install(FILES ${PROJECT_BINARY_DIR}/snowidConfig.cmake ${PROJECT_BINARY_DIR}/snowidConfigVersion.cmake
+        DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/snowid)
+
+configure_file(${PROJECT_SOURCE_DIR}/cmake/snowid.pc.in ${PROJECT_BINARY_DIR}/snowid.pc @ONLY)
+install(FILES ${PROJECT_BINARY_DIR}/snowid.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+
+if(TARGET snowid_cli)
+  install(TARGETS snowid_cli RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+endif()

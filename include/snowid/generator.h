@@ -1,0 +1,139 @@
+// The in-process id generator.
+//
+// Ids are composed from the injected clock's current tick, the worker this
+// generator holds, and a per-tick sequence. The (last tick, sequence) state
+// changes with one compare-and-swap, so any number of threads may call next()
+// at once without a lock.
+//
+// Policies (each tested in generator_test.cc and generator_property_test.cc):
+// - Sequence exhausted within a tick: wait for the next tick; never wrap.
+// - Clock behind the last issued tick by at most `max_backward`: keep issuing
+//   from the last tick while its sequence lasts, then wait for the clock.
+// - Clock behind by more than `max_backward`: refuse with kClockMovedBack,
+//   turn unhealthy for good, and call `on_unhealthy` once (the worker-id lease
+//   is released through it). Every later call returns kUnhealthy.
+// - A new tick starts its sequence at a random value below
+//   `random_start_bound` (0: always at 0), so quiet periods do not produce ids
+//   that all end in ...000.
+// - With `max_borrow` > 0, an exhausted tick may move on to the next tick
+//   before the clock gets there, as long as the issued tick stays at most
+//   `max_borrow` ahead of the clock.
+// - With a fence store, the generator never issues in a tick beyond the stored
+//   fence: before it would, it durably stores a fence `fence_window` ahead. On
+//   creation, a clock behind the stored fence is waited out like a backward
+//   step, and refused if it is behind by more than `max_backward`.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+
+#include "snowid/fence.h"
+#include "snowid/layout.h"
+#include "snowid/status.h"
+#include "snowid/time.h"
+
+namespace snowid {
+
+struct GeneratorOptions {
+  // Must satisfy can_generate().
+  Layout layout = Layout::snowid_default();
+  // Must fit the layout's region and host fields.
+  WorkerId worker;
+  // Largest backward clock step that is waited out rather than refused.
+  // Default 100 ms; at least 0, at most 1 hour.
+  Duration max_backward = std::chrono::milliseconds(100);
+  // Exclusive bound of a new tick's first sequence value; 0 turns it off.
+  // Default 16; at most a quarter of the sequence capacity.
+  std::uint32_t random_start_bound = 16;
+  // How far ahead of the clock an exhausted tick may move. Default 0 (off).
+  // At most 1 second.
+  Duration max_borrow = Duration::zero();
+  // Longest next()/reserve() waits, measured on the monotonic clock, before
+  // giving up with the retryable code that made it wait. Protects callers from
+  // a wall clock that has stopped. Default max_backward + 50 ms.
+  Duration max_wait = Duration::zero();  // zero: the default
+  // Optional persisted fence. Shared ownership: the generator writes to it.
+  std::shared_ptr<FenceStore> fence_store;
+  // How far ahead of the current tick each stored fence is. Default 1 s;
+  // between 10 ms and 1 hour.
+  Duration fence_window = std::chrono::seconds(1);
+  // Ids for instants before this are refused with kOutOfRange (use the
+  // cut-over of the layout's era in a LayoutHistory). Default: the epoch.
+  std::optional<WallTime> not_before;
+  // Called once, on the thread that saw the clock go back beyond
+  // max_backward. Must not call back into the generator.
+  std::function<void(const Status&)> on_unhealthy;
+};
+
+struct [[nodiscard]] IdResult {
+  std::uint64_t id = 0;
+  Code code = Code::kOk;
+  // For retryable codes: about how long until a retry can succeed.
+  Duration retry_after = Duration::zero();
+  bool ok() const noexcept { return code == Code::kOk; }
+};
+
+// `count` consecutive ids starting at `first`: first, first+1, ... first+count-1.
+struct [[nodiscard]] IdBatch {
+  std::uint64_t first = 0;
+  std::uint32_t count = 0;
+  Code code = Code::kOk;
+  Duration retry_after = Duration::zero();
+  bool ok() const noexcept { return code == Code::kOk; }
+};
+
+// Counters of the slow paths only; the hot path touches none of them.
+struct GeneratorStats {
+  std::uint64_t sequence_exhausted = 0;    // calls that found the tick's sequence used up
+  std::uint64_t clock_behind = 0;          // calls that found the clock behind the last tick
+  std::uint64_t waits_gave_up = 0;         // next()/reserve() that hit max_wait
+  std::uint64_t borrowed_ticks = 0;        // ticks started ahead of the clock
+  std::uint64_t fence_writes = 0;          // fences stored
+  std::uint64_t fence_write_failures = 0;  // fence stores that failed
+  std::uint64_t refusals = 0;              // kClockMovedBack, kUnhealthy, kOutOfRange answers
+};
+
+class Generator {
+ public:
+  // Validates the options, reads the stored fence, and checks the clock
+  // against it. The clock must outlive the generator.
+  static Result<std::unique_ptr<Generator>> create(const Clock& clock, GeneratorOptions options);
+
+  Generator(const Generator&) = delete;
+  Generator& operator=(const Generator&) = delete;
+  ~Generator();
+
+  // The next id. Waits as the policies above say (never longer than
+  // max_wait); otherwise returns the refusal.
+  IdResult next() noexcept;
+  // As next(), but never waits: kSequenceExhausted or kClockBehind instead.
+  IdResult try_next() noexcept;
+  // Up to `n` consecutive ids from one tick with a single compare-and-swap:
+  // at least 1 and no more than what is left of the tick's sequence. Waits
+  // like next(). `n` of 0 is kInvalidArgument.
+  IdBatch reserve(std::uint32_t n) noexcept;
+  IdBatch try_reserve(std::uint32_t n) noexcept;
+
+  // Stops issuing for good, then records the exact last issued tick as the
+  // fence (tighter than the window-ahead one) so that a restart waits no longer
+  // than needed. Later calls return kFailedPrecondition. Call on clean shutdown.
+  Status close();
+
+  bool healthy() const noexcept;
+  // OK while healthy; otherwise the refusal that made it unhealthy.
+  Status health() const;
+  GeneratorStats stats() const noexcept;
+  const Layout& layout() const noexcept;
+  WorkerId worker() const noexcept;
+  // The last tick any id was issued in (or the fence tick after a restart).
+  std::int64_t last_ticks() const noexcept;
+
+ private:
+  struct Impl;
+  explicit Generator(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace snowid

@@ -1,0 +1,10 @@
+// The whole public API of the snowid core library.
+#pragma once
+
+#include "snowid/fence.h"
+#include "snowid/generator.h"
+#include "snowid/id_text.h"
+#include "snowid/layout.h"
+#include "snowid/layout_history.h"
+#include "snowid/status.h"
+#include "snowid/time.h"

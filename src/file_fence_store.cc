@@ -1,0 +1,128 @@
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <string>
+
+#include "snowid/fence.h"
+
+namespace snowid {
+namespace {
+
+constexpr std::string_view kMagic = "snowid-fence 1 ";
+
+std::string errno_text(int err) { return std::strerror(err); }
+
+Status io_error(const std::string& what, const std::string& path, int err) {
+  return Status(Code::kUnavailable, what + " " + path + ": " + errno_text(err));
+}
+
+bool write_all(int fd, std::string_view data) {
+  while (!data.empty()) {
+    const ssize_t n = ::write(fd, data.data(), data.size());
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return false;
+    }
+    data.remove_prefix(static_cast<std::size_t>(n));
+  }
+  return true;
+}
+
+std::string dir_of(const std::string& path) {
+  const auto slash = path.find_last_of('/');
+  if (slash == std::string::npos) return ".";
+  if (slash == 0) return "/";
+  return path.substr(0, slash);
+}
+
+class FileFenceStore final : public FenceStore {
+ public:
+  explicit FileFenceStore(std::string path) : path_(std::move(path)) {}
+
+  Result<std::optional<WallTime>> load() override {
+    const int fd = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+      if (errno == ENOENT) return std::optional<WallTime>();
+      return io_error("cannot open fence file", path_, errno);
+    }
+    char buf[128];
+    std::size_t len = 0;
+    for (;;) {
+      const ssize_t n = ::read(fd, buf + len, sizeof buf - len);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) {
+        const int err = errno;
+        ::close(fd);
+        return io_error("cannot read fence file", path_, err);
+      }
+      if (n == 0 || len + static_cast<std::size_t>(n) == sizeof buf) {
+        len += static_cast<std::size_t>(n);
+        break;
+      }
+      len += static_cast<std::size_t>(n);
+    }
+    ::close(fd);
+    return parse(std::string_view(buf, len));
+  }
+
+  Status store(WallTime fence) override {
+    const std::string tmp = path_ + ".tmp";
+    const std::string text = std::string(kMagic) + std::to_string(unix_ms(fence)) + "\n";
+    const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) return io_error("cannot create", tmp, errno);
+    if (!write_all(fd, text) || ::fsync(fd) != 0) {
+      const int err = errno;
+      ::close(fd);
+      ::unlink(tmp.c_str());
+      return io_error("cannot write", tmp, err);
+    }
+    if (::close(fd) != 0) return io_error("cannot close", tmp, errno);
+    if (::rename(tmp.c_str(), path_.c_str()) != 0) {
+      const int err = errno;
+      ::unlink(tmp.c_str());
+      return io_error("cannot rename fence into", path_, err);
+    }
+    // The rename is durable only once the directory entry is.
+    const std::string dir = dir_of(path_);
+    const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd < 0) return io_error("cannot open directory", dir, errno);
+    const int rc = ::fsync(dfd);
+    const int err = errno;
+    ::close(dfd);
+    if (rc != 0) return io_error("cannot fsync directory", dir, err);
+    return Status::ok();
+  }
+
+ private:
+  Result<std::optional<WallTime>> parse(std::string_view text) const {
+    auto corrupt = [&](const char* why) {
+      return Status(Code::kDataLoss, "fence file " + path_ + " is unreadable (" + why +
+                                         "); refusing to start because time could be reused. "
+                                         "Remove it only if no id was issued from this host "
+                                         "after its clock's current time");
+    };
+    if (text.substr(0, kMagic.size()) != kMagic) return corrupt("bad header");
+    text.remove_prefix(kMagic.size());
+    if (text.empty() || text.back() != '\n') return corrupt("truncated");
+    text.remove_suffix(1);
+    if (text.empty() || text.size() > 18) return corrupt("bad value");
+    std::int64_t ms = 0;
+    for (char c : text) {
+      if (c < '0' || c > '9') return corrupt("bad value");
+      ms = ms * 10 + (c - '0');
+    }
+    return std::optional<WallTime>(wall_from_unix_ms(ms));
+  }
+
+  std::string path_;
+};
+
+}  // namespace
+
+std::unique_ptr<FenceStore> make_file_fence_store(std::string path) {
+  return std::make_unique<FileFenceStore>(std::move(path));
+}
+
+}  // namespace snowid

@@ -1,0 +1,368 @@
+#include "snowid/generator.h"
+
+#include <algorithm>
+#include <atomic>
+#include <mutex>
+#include <string>
+
+namespace snowid {
+namespace {
+
+constexpr std::int64_t kNsPerMs = 1'000'000;
+// Bit 63 of the state word: the generator has stopped (unhealthy or closed).
+// Time and sequence together use at most 63 bits, so the bit is always free,
+// and setting it makes every in-flight compare-and-swap fail.
+constexpr std::uint64_t kStopped = std::uint64_t{1} << 63;
+
+// Per-thread xorshift64*: the random start of a tick needs no quality beyond
+// spreading low bits, and must not contend between threads.
+std::uint32_t next_random() noexcept {
+  thread_local std::uint64_t s = [] {
+    std::uint64_t seed = reinterpret_cast<std::uintptr_t>(&s) ^ 0x9e3779b97f4a7c15ULL;
+    return seed == 0 ? 1 : seed;
+  }();
+  s ^= s >> 12;
+  s ^= s << 25;
+  s ^= s >> 27;
+  return static_cast<std::uint32_t>((s * 0x2545f4914f6cdd1dULL) >> 32);
+}
+
+std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
+
+std::string ms_text(std::int64_t ns) { return std::to_string(ns / kNsPerMs) + " ms"; }
+
+}  // namespace
+
+struct Generator::Impl {
+  Impl(const Clock& c, GeneratorOptions o) : clock(c), opt(std::move(o)) {}
+
+  const Clock& clock;
+  GeneratorOptions opt;
+
+  // Fixed at creation.
+  int seq_bits = 0;
+  std::uint64_t seq_mask = 0;
+  int time_shift = 0;
+  std::uint64_t worker_bits = 0;
+  std::int64_t epoch_ns = 0;
+  std::int64_t unit_ns = kNsPerMs;
+  std::int64_t min_ns = 0;  // earliest instant ids may be issued for
+  std::int64_t max_ticks = 0;
+  std::int64_t backward_ticks = 0;
+  std::int64_t restart_backward_ticks = 0;
+  std::int64_t borrow_ticks = 0;
+  std::int64_t window_ticks = 0;
+  std::int64_t restart_floor = -1;  // the fence tick restored at start
+  Duration max_wait{};
+
+  // (last tick << seq_bits) | last issued sequence, plus kStopped.
+  alignas(64) std::atomic<std::uint64_t> state{0};
+  // Largest tick covered by a durable fence; INT64_MAX without a fence store.
+  alignas(64) std::atomic<std::int64_t> fence_ticks{INT64_MAX};
+  std::atomic<bool> unhealthy{false};
+
+  std::mutex fence_mu;  // serialises fence stores; never taken on the hot path
+  mutable std::mutex health_mu;
+  Status health_status;  // guarded by health_mu
+
+  struct Counters {
+    std::atomic<std::uint64_t> sequence_exhausted{0}, clock_behind{0}, waits_gave_up{0},
+        borrowed_ticks{0}, fence_writes{0}, fence_write_failures{0}, refusals{0};
+  } counters;
+
+  std::int64_t ticks_of_ns(std::int64_t ns) const noexcept {
+    const std::int64_t since = ns - epoch_ns;  // >= 0: callers checked min_ns
+    return unit_ns == kNsPerMs ? since / kNsPerMs : since / unit_ns;
+  }
+
+  std::uint64_t start_sequence() const noexcept {
+    const std::uint32_t bound = opt.random_start_bound;
+    if (bound == 0) return 0;
+    return (std::uint64_t{next_random()} * bound) >> 32;
+  }
+
+  static IdBatch fail(Code code, Duration retry_after = Duration::zero()) noexcept {
+    IdBatch b;
+    b.code = code;
+    b.retry_after = retry_after;
+    return b;
+  }
+
+  IdBatch refuse(Code code) noexcept {
+    counters.refusals.fetch_add(1, std::memory_order_relaxed);
+    return fail(code);
+  }
+
+  IdBatch stopped() noexcept {
+    return refuse(unhealthy.load(std::memory_order_acquire) ? Code::kUnhealthy
+                                                             : Code::kFailedPrecondition);
+  }
+
+  IdBatch moved_back(std::int64_t now, std::int64_t last) noexcept {
+    {
+      std::lock_guard<std::mutex> lock(health_mu);
+      if (health_status.is_ok()) {
+        health_status = Status(
+            Code::kClockMovedBack,
+            "clock moved back " + std::to_string((last - now) * unit_ns / kNsPerMs) +
+                " ms behind the last issued time, more than the " +
+                ms_text(opt.max_backward.count()) + " allowed; refusing to issue ids");
+      }
+    }
+    unhealthy.store(true, std::memory_order_release);
+    const std::uint64_t prev = state.fetch_or(kStopped, std::memory_order_acq_rel);
+    if ((prev & kStopped) != 0) return stopped();
+    counters.refusals.fetch_add(1, std::memory_order_relaxed);
+    if (opt.on_unhealthy) opt.on_unhealthy(health());
+    return fail(Code::kClockMovedBack);
+  }
+
+  Status extend_fence(std::int64_t t) {
+    std::lock_guard<std::mutex> lock(fence_mu);
+    if (t <= fence_ticks.load(std::memory_order_relaxed)) return Status::ok();
+    const std::int64_t fence = std::min(t + window_ticks, max_ticks);
+    Status s = opt.fence_store->store(opt.layout.time_of_ticks(fence));
+    if (!s.is_ok()) {
+      counters.fence_write_failures.fetch_add(1, std::memory_order_relaxed);
+      return s;
+    }
+    counters.fence_writes.fetch_add(1, std::memory_order_relaxed);
+    fence_ticks.store(fence, std::memory_order_release);
+    return Status::ok();
+  }
+
+  Status health() const {
+    std::lock_guard<std::mutex> lock(health_mu);
+    return health_status;
+  }
+
+  // One attempt: reads the clock once and claims up to n ids with one
+  // successful compare-and-swap. Never waits.
+  IdBatch attempt(std::uint32_t n) noexcept {
+    const std::int64_t now_ns = clock.wall_now().time_since_epoch().count();
+    std::uint64_t s = state.load(std::memory_order_acquire);
+    if (now_ns < min_ns) return before_start(now_ns, s);
+    const std::int64_t now = ticks_of_ns(now_ns);
+    for (;;) {
+      if ((s & kStopped) != 0) return stopped();
+      const auto last = static_cast<std::int64_t>(s >> seq_bits);
+      const std::uint64_t seq = s & seq_mask;
+      std::int64_t t;
+      std::uint64_t first;
+      if (now > last) {
+        t = now;
+        first = start_sequence();
+      } else {
+        if (now < last) {
+          counters.clock_behind.fetch_add(1, std::memory_order_relaxed);
+          // Until this process issues past the restored fence, the allowance
+          // is the one create() checked; afterwards, max_backward.
+          const std::int64_t limit = last > restart_floor ? backward_ticks : restart_backward_ticks;
+          if (last - now > limit) return moved_back(now, last);
+        }
+        if (seq < seq_mask) {
+          t = last;
+          first = seq + 1;
+        } else if (last + 1 - now <= borrow_ticks) {
+          t = last + 1;
+          first = start_sequence();
+          counters.borrowed_ticks.fetch_add(1, std::memory_order_relaxed);
+        } else {
+          // Wait until the clock reaches tick last + 1.
+          const Duration wait((last + 1) * unit_ns + epoch_ns - now_ns);
+          if (now == last) {
+            counters.sequence_exhausted.fetch_add(1, std::memory_order_relaxed);
+            return fail(Code::kSequenceExhausted, wait);
+          }
+          return fail(Code::kClockBehind, wait);
+        }
+      }
+      if (t > max_ticks) return refuse(Code::kOutOfRange);
+      if (t > fence_ticks.load(std::memory_order_acquire)) {
+        if (!extend_fence(t).is_ok()) return fail(Code::kUnavailable, std::chrono::milliseconds(1));
+        s = state.load(std::memory_order_acquire);
+        continue;
+      }
+      const std::uint64_t room = seq_mask - first + 1;
+      const std::uint64_t count = n < room ? n : room;
+      const std::uint64_t next = (static_cast<std::uint64_t>(t) << seq_bits) | (first + count - 1);
+      if (state.compare_exchange_weak(s, next, std::memory_order_acq_rel,
+                                      std::memory_order_acquire)) {
+        IdBatch b;
+        b.first = (static_cast<std::uint64_t>(t) << time_shift) | worker_bits | first;
+        b.count = static_cast<std::uint32_t>(count);
+        return b;
+      }
+    }
+  }
+
+  // The clock reads before the epoch or `not_before`. If ids were issued, that
+  // is a backward step like any other; otherwise the instant is out of range.
+  IdBatch before_start(std::int64_t now_ns, std::uint64_t s) noexcept {
+    if ((s & kStopped) != 0) return stopped();
+    const auto last = static_cast<std::int64_t>(s >> seq_bits);
+    const std::int64_t since = now_ns - epoch_ns;
+    const std::int64_t now = since >= 0 ? since / unit_ns : -ceil_div(-since, unit_ns);
+    if (last > restart_floor && last - now > backward_ticks) return moved_back(now, last);
+    return refuse(Code::kOutOfRange);
+  }
+
+  // Retries while the answer says waiting helps, pausing on the clock, for at
+  // most max_wait of monotonic time.
+  IdBatch wait_for(std::uint32_t n) noexcept {
+    IdBatch b = attempt(n);
+    if (b.code != Code::kSequenceExhausted && b.code != Code::kClockBehind) return b;
+    const MonoTime start = clock.mono_now();
+    for (;;) {
+      clock.pause(b.retry_after);
+      b = attempt(n);
+      if (b.code != Code::kSequenceExhausted && b.code != Code::kClockBehind) return b;
+      if (clock.mono_now() - start > max_wait) {
+        counters.waits_gave_up.fetch_add(1, std::memory_order_relaxed);
+        return b;
+      }
+    }
+  }
+};
+
+Result<std::unique_ptr<Generator>> Generator::create(const Clock& clock, GeneratorOptions options) {
+  auto invalid = [](std::string msg) { return Status(Code::kInvalidArgument, std::move(msg)); };
+  const Layout& layout = options.layout;
+  if (!layout.can_generate()) {
+    return invalid("layout " + layout.name() + " cannot be used to generate ids");
+  }
+  const WallTime now = clock.wall_now();
+  Result<LayoutReport> report = check_layout(layout, now);
+  if (!report.is_ok()) return report.status();
+  if (Status s = layout.check_worker(options.worker); !s.is_ok()) return s;
+  if (options.max_backward < Duration::zero() || options.max_backward > std::chrono::hours(1)) {
+    return invalid("max_backward must be between 0 and 1 hour");
+  }
+  if (options.max_borrow < Duration::zero() || options.max_borrow > std::chrono::seconds(1)) {
+    return invalid("max_borrow must be between 0 and 1 second");
+  }
+  if (options.random_start_bound > layout.sequence_capacity() / 4) {
+    return invalid("random_start_bound " + std::to_string(options.random_start_bound) +
+                   " is over a quarter of the sequence capacity (" +
+                   std::to_string(layout.sequence_capacity()) + ")");
+  }
+  if (options.fence_window < std::chrono::milliseconds(10) ||
+      options.fence_window > std::chrono::hours(1)) {
+    return invalid("fence_window must be between 10 ms and 1 hour");
+  }
+  if (options.max_wait < Duration::zero()) return invalid("max_wait must not be negative");
+
+  auto impl = std::make_unique<Impl>(clock, std::move(options));
+  Impl& g = *impl;
+  const Layout& l = g.opt.layout;
+  g.seq_bits = l.width_of(FieldRole::kSequence);
+  g.seq_mask = l.sequence_capacity() - 1;
+  g.time_shift = l.shift_of(FieldRole::kTime);
+  g.worker_bits = (std::uint64_t{g.opt.worker.region} << l.shift_of(FieldRole::kRegion)) |
+                  (std::uint64_t{g.opt.worker.host} << l.shift_of(FieldRole::kHost));
+  g.epoch_ns = l.epoch_unix_ms() * kNsPerMs;
+  g.unit_ns = l.unit_ms() * kNsPerMs;
+  g.min_ns = std::max(g.epoch_ns, g.opt.not_before ? g.opt.not_before->time_since_epoch().count()
+                                                   : g.epoch_ns);
+  g.max_ticks = l.max_ticks();
+  g.backward_ticks = g.opt.max_backward.count() / g.unit_ns;
+  g.borrow_ticks = g.opt.max_borrow.count() / g.unit_ns;
+  g.window_ticks = ceil_div(g.opt.fence_window.count(), g.unit_ns);
+  // A fence is stored window ahead of an issued tick, and an issued tick is at
+  // most max_borrow ahead of the clock that issued it. A restarted clock
+  // behind the fence by more than that plus max_backward went back for real.
+  g.restart_backward_ticks = g.window_ticks + g.borrow_ticks + g.backward_ticks;
+  g.max_wait = g.opt.max_wait > Duration::zero()
+                   ? g.opt.max_wait
+                   : g.opt.max_backward + std::chrono::milliseconds(50);
+
+  std::int64_t initial = 0;
+  if (g.opt.fence_store) {
+    Result<std::optional<WallTime>> stored = g.opt.fence_store->load();
+    if (!stored.is_ok()) return stored.status();
+    g.fence_ticks.store(-1, std::memory_order_relaxed);
+    if (stored.value().has_value()) {
+      const std::int64_t fence = std::min(l.ticks_at(*stored.value()), g.max_ticks);
+      const std::int64_t now_ticks = l.ticks_at(now);
+      if (fence - now_ticks > g.restart_backward_ticks) {
+        return Status(Code::kFailedPrecondition,
+                      "the clock (" + format_iso8601(now) + ") is " +
+                          std::to_string((fence - now_ticks) * l.unit_ms()) +
+                          " ms behind the time fence stored before the last stop (" +
+                          format_iso8601(*stored.value()) +
+                          "), more than the fence window plus max_backward; ids up to the fence "
+                          "may exist, so none will be issued until the clock is fixed");
+      }
+      if (fence >= 0) {
+        initial = fence;
+        g.fence_ticks.store(fence, std::memory_order_relaxed);
+      }
+    }
+  }
+  g.restart_floor = initial;
+  // Start exhausted at the initial tick: nothing is issued in it or before it.
+  g.state.store((static_cast<std::uint64_t>(initial) << g.seq_bits) | g.seq_mask,
+                std::memory_order_release);
+  return std::unique_ptr<Generator>(new Generator(std::move(impl)));
+}
+
+Generator::Generator(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Generator::~Generator() = default;
+
+IdResult Generator::next() noexcept {
+  const IdBatch b = impl_->wait_for(1);
+  return IdResult{b.first, b.code, b.retry_after};
+}
+
+IdResult Generator::try_next() noexcept {
+  const IdBatch b = impl_->attempt(1);
+  return IdResult{b.first, b.code, b.retry_after};
+}
+
+IdBatch Generator::reserve(std::uint32_t n) noexcept {
+  if (n == 0) return Impl::fail(Code::kInvalidArgument);
+  return impl_->wait_for(n);
+}
+
+IdBatch Generator::try_reserve(std::uint32_t n) noexcept {
+  if (n == 0) return Impl::fail(Code::kInvalidArgument);
+  return impl_->attempt(n);
+}
+
+Status Generator::close() {
+  Impl& g = *impl_;
+  const std::uint64_t prev = g.state.fetch_or(kStopped, std::memory_order_acq_rel);
+  if (!g.opt.fence_store) return Status::ok();
+  // Nothing can be issued any more, so the last tick is exact: record it
+  // instead of the fence further ahead, so a restart waits no longer than needed.
+  const auto last = static_cast<std::int64_t>((prev & ~kStopped) >> g.seq_bits);
+  std::lock_guard<std::mutex> lock(g.fence_mu);
+  if (last >= g.fence_ticks.load(std::memory_order_relaxed)) return Status::ok();
+  Status s = g.opt.fence_store->store(g.opt.layout.time_of_ticks(last));
+  if (s.is_ok()) g.fence_ticks.store(last, std::memory_order_release);
+  return s;
+}
+
+bool Generator::healthy() const noexcept {
+  return !impl_->unhealthy.load(std::memory_order_acquire);
+}
+
+Status Generator::health() const { return impl_->health(); }
+
+GeneratorStats Generator::stats() const noexcept {
+  const auto& c = impl_->counters;
+  auto get = [](const std::atomic<std::uint64_t>& a) { return a.load(std::memory_order_relaxed); };
+  return GeneratorStats{get(c.sequence_exhausted), get(c.clock_behind),   get(c.waits_gave_up),
+                        get(c.borrowed_ticks),     get(c.fence_writes),   get(c.fence_write_failures),
+                        get(c.refusals)};
+}
+
+const Layout& Generator::layout() const noexcept { return impl_->opt.layout; }
+WorkerId Generator::worker() const noexcept { return impl_->opt.worker; }
+
+std::int64_t Generator::last_ticks() const noexcept {
+  const std::uint64_t s = impl_->state.load(std::memory_order_acquire) & ~kStopped;
+  return static_cast<std::int64_t>(s >> impl_->seq_bits);
+}
+
+}  // namespace snowid
