@@ -2,6 +2,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 #include <string>
 
@@ -68,6 +69,9 @@ class FileFenceStore final : public FenceStore {
   }
 
   Status store(WallTime fence) override {
+    if (unix_ms(fence) < 0) {
+      return Status(Code::kInvalidArgument, "a fence before 1970 cannot be stored");
+    }
     const std::string tmp = path_ + ".tmp";
     const std::string text = std::string(kMagic) + std::to_string(unix_ms(fence)) + "\n";
     const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -113,6 +117,9 @@ class FileFenceStore final : public FenceStore {
       if (c < '0' || c > '9') return corrupt("bad value");
       ms = ms * 10 + (c - '0');
     }
+    // Past 2262-04-11 the instant no longer fits 64-bit nanoseconds: a fence
+    // written in another unit, not a time this host could have reached.
+    if (ms > INT64_MAX / 1'000'000) return corrupt("value out of range");
     return std::optional<WallTime>(wall_from_unix_ms(ms));
   }
 

@@ -95,18 +95,18 @@ struct Generator::Impl {
 
   IdBatch stopped() noexcept {
     return refuse(unhealthy.load(std::memory_order_acquire) ? Code::kUnhealthy
-                                                             : Code::kFailedPrecondition);
+                                                            : Code::kFailedPrecondition);
   }
 
   IdBatch moved_back(std::int64_t now, std::int64_t last) noexcept {
     {
       std::lock_guard<std::mutex> lock(health_mu);
       if (health_status.is_ok()) {
-        health_status = Status(
-            Code::kClockMovedBack,
-            "clock moved back " + std::to_string((last - now) * unit_ns / kNsPerMs) +
-                " ms behind the last issued time, more than the " +
-                ms_text(opt.max_backward.count()) + " allowed; refusing to issue ids");
+        health_status =
+            Status(Code::kClockMovedBack,
+                   "clock moved back " + std::to_string((last - now) * unit_ns / kNsPerMs) +
+                       " ms behind the last issued time, more than the " +
+                       ms_text(opt.max_backward.count()) + " allowed; refusing to issue ids");
       }
     }
     unhealthy.store(true, std::memory_order_release);
@@ -139,10 +139,11 @@ struct Generator::Impl {
   // One attempt: reads the clock once and claims up to n ids with one
   // successful compare-and-swap. Never waits.
   IdBatch attempt(std::uint32_t n) noexcept {
-    const std::int64_t now_ns = clock.wall_now().time_since_epoch().count();
+    std::int64_t now_ns = clock.wall_now().time_since_epoch().count();
     std::uint64_t s = state.load(std::memory_order_acquire);
     if (now_ns < min_ns) return before_start(now_ns, s);
-    const std::int64_t now = ticks_of_ns(now_ns);
+    std::int64_t now = ticks_of_ns(now_ns);
+    bool fresh = false;  // `now` was read after the state it is compared with
     for (;;) {
       if ((s & kStopped) != 0) return stopped();
       const auto last = static_cast<std::int64_t>(s >> seq_bits);
@@ -153,12 +154,30 @@ struct Generator::Impl {
         t = now;
         first = start_sequence();
       } else {
-        if (now < last) {
+        // Borrowing legitimately puts the last tick up to borrow_ticks ahead
+        // of the clock; only what lies beyond that is the clock's doing.
+        const bool clock_behind = last - now > borrow_ticks;
+        if (clock_behind) {
           counters.clock_behind.fetch_add(1, std::memory_order_relaxed);
           // Until this process issues past the restored fence, the allowance
           // is the one create() checked; afterwards, max_backward.
-          const std::int64_t limit = last > restart_floor ? backward_ticks : restart_backward_ticks;
-          if (last - now > limit) return moved_back(now, last);
+          const std::int64_t limit =
+              (last > restart_floor ? backward_ticks : restart_backward_ticks) + borrow_ticks;
+          if (last - now > limit) {
+            // The reading may be stale rather than the clock wrong: this thread
+            // can be preempted between its read and its compare-and-swap while
+            // others issue at later ticks. Only a reading taken after loading
+            // the state proves that the clock is behind a tick already issued.
+            if (!fresh) {
+              s = state.load(std::memory_order_acquire);
+              now_ns = clock.wall_now().time_since_epoch().count();
+              if (now_ns < min_ns) return before_start(now_ns, s);
+              now = ticks_of_ns(now_ns);
+              fresh = true;
+              continue;
+            }
+            return moved_back(now, last);
+          }
         }
         if (seq < seq_mask) {
           t = last;
@@ -170,11 +189,9 @@ struct Generator::Impl {
         } else {
           // Wait until the clock reaches tick last + 1.
           const Duration wait((last + 1) * unit_ns + epoch_ns - now_ns);
-          if (now == last) {
-            counters.sequence_exhausted.fetch_add(1, std::memory_order_relaxed);
-            return fail(Code::kSequenceExhausted, wait);
-          }
-          return fail(Code::kClockBehind, wait);
+          if (clock_behind) return fail(Code::kClockBehind, wait);
+          counters.sequence_exhausted.fetch_add(1, std::memory_order_relaxed);
+          return fail(Code::kSequenceExhausted, wait);
         }
       }
       if (t > max_ticks) return refuse(Code::kOutOfRange);
@@ -203,7 +220,9 @@ struct Generator::Impl {
     const auto last = static_cast<std::int64_t>(s >> seq_bits);
     const std::int64_t since = now_ns - epoch_ns;
     const std::int64_t now = since >= 0 ? since / unit_ns : -ceil_div(-since, unit_ns);
-    if (last > restart_floor && last - now > backward_ticks) return moved_back(now, last);
+    if (last > restart_floor && last - now > backward_ticks + borrow_ticks) {
+      return moved_back(now, last);
+    }
     return refuse(Code::kOutOfRange);
   }
 
@@ -262,8 +281,8 @@ Result<std::unique_ptr<Generator>> Generator::create(const Clock& clock, Generat
                   (std::uint64_t{g.opt.worker.host} << l.shift_of(FieldRole::kHost));
   g.epoch_ns = l.epoch_unix_ms() * kNsPerMs;
   g.unit_ns = l.unit_ms() * kNsPerMs;
-  g.min_ns = std::max(g.epoch_ns, g.opt.not_before ? g.opt.not_before->time_since_epoch().count()
-                                                   : g.epoch_ns);
+  g.min_ns = std::max(g.epoch_ns,
+                      g.opt.not_before ? g.opt.not_before->time_since_epoch().count() : g.epoch_ns);
   g.max_ticks = l.max_ticks();
   g.backward_ticks = g.opt.max_backward.count() / g.unit_ns;
   g.borrow_ticks = g.opt.max_borrow.count() / g.unit_ns;
@@ -271,7 +290,7 @@ Result<std::unique_ptr<Generator>> Generator::create(const Clock& clock, Generat
   // A fence is stored window ahead of an issued tick, and an issued tick is at
   // most max_borrow ahead of the clock that issued it. A restarted clock
   // behind the fence by more than that plus max_backward went back for real.
-  g.restart_backward_ticks = g.window_ticks + g.borrow_ticks + g.backward_ticks;
+  g.restart_backward_ticks = g.window_ticks + g.backward_ticks;
   g.max_wait = g.opt.max_wait > Duration::zero()
                    ? g.opt.max_wait
                    : g.opt.max_backward + std::chrono::milliseconds(50);
@@ -284,7 +303,7 @@ Result<std::unique_ptr<Generator>> Generator::create(const Clock& clock, Generat
     if (stored.value().has_value()) {
       const std::int64_t fence = std::min(l.ticks_at(*stored.value()), g.max_ticks);
       const std::int64_t now_ticks = l.ticks_at(now);
-      if (fence - now_ticks > g.restart_backward_ticks) {
+      if (fence - now_ticks > g.restart_backward_ticks + g.borrow_ticks) {
         return Status(Code::kFailedPrecondition,
                       "the clock (" + format_iso8601(now) + ") is " +
                           std::to_string((fence - now_ticks) * l.unit_ms()) +
@@ -352,8 +371,12 @@ Status Generator::health() const { return impl_->health(); }
 GeneratorStats Generator::stats() const noexcept {
   const auto& c = impl_->counters;
   auto get = [](const std::atomic<std::uint64_t>& a) { return a.load(std::memory_order_relaxed); };
-  return GeneratorStats{get(c.sequence_exhausted), get(c.clock_behind),   get(c.waits_gave_up),
-                        get(c.borrowed_ticks),     get(c.fence_writes),   get(c.fence_write_failures),
+  return GeneratorStats{get(c.sequence_exhausted),
+                        get(c.clock_behind),
+                        get(c.waits_gave_up),
+                        get(c.borrowed_ticks),
+                        get(c.fence_writes),
+                        get(c.fence_write_failures),
                         get(c.refusals)};
 }
 

@@ -29,7 +29,7 @@ Result<std::uint64_t> parse_id(std::string_view text) {
   std::uint64_t v = 0;
   for (char c : text) {
     if (c < '0' || c > '9') {
-      const char* why = c == '-'   ? " is negative or has a stray '-'"
+      const char* why = c == '-' ? " is negative or has a stray '-'"
                         : c == ' ' || c == '\t' || c == '\r' || c == '\n'
                             ? " has surrounding or inner whitespace"
                             : " has a character that is not a decimal digit";

@@ -28,11 +28,16 @@ std::int64_t floor_div(std::int64_t a, std::int64_t b) {
 
 std::string_view role_name(FieldRole role) noexcept {
   switch (role) {
-    case FieldRole::kTime: return "time";
-    case FieldRole::kRegion: return "region";
-    case FieldRole::kHost: return "host";
-    case FieldRole::kSequence: return "sequence";
-    case FieldRole::kOther: return "other";
+    case FieldRole::kTime:
+      return "time";
+    case FieldRole::kRegion:
+      return "region";
+    case FieldRole::kHost:
+      return "host";
+    case FieldRole::kSequence:
+      return "sequence";
+    case FieldRole::kOther:
+      return "other";
   }
   return "other";
 }
@@ -87,7 +92,8 @@ Result<Layout> Layout::create(LayoutSpec spec) {
   }
   if (total > 64) return invalid("fields add up to " + std::to_string(total) + " bits, over 64");
   if (spec.fields[0].role != FieldRole::kTime) {
-    return invalid("the first (most significant) field must be the time field, so ids sort by time");
+    return invalid(
+        "the first (most significant) field must be the time field, so ids sort by time");
   }
   const int time_width = spec.fields[0].width;
   if (time_width > 62) return invalid("the time field may be at most 62 bits wide");
@@ -96,7 +102,8 @@ Result<Layout> Layout::create(LayoutSpec spec) {
   const std::int64_t room_ticks = (kMaxUnixMs - spec.epoch_unix_ms) / spec.unit_ms;
   if (time_width >= 62 || (std::int64_t{1} << time_width) > room_ticks) {
     return invalid("a " + std::to_string(time_width) + "-bit time field of " +
-                   std::to_string(spec.unit_ms) + " ms outlives 2262-04-11, the limit of time here");
+                   std::to_string(spec.unit_ms) +
+                   " ms outlives 2262-04-11, the limit of time here");
   }
 
   int shift = total;
@@ -169,10 +176,10 @@ std::int64_t Layout::end_of_life_unix_ms() const noexcept {
 }
 
 std::int64_t Layout::ticks_at(WallTime t) const noexcept {
-  // Clamp instead of overflowing: callers range-check the result.
-  const std::int64_t ns = t.time_since_epoch().count();
-  const std::int64_t since = ns - epoch_ms_ * kNsPerMs;
-  return floor_div(since, unit_ms_ * kNsPerMs);
+  // In whole milliseconds first, so that no instant overflows: flooring twice
+  // equals flooring once because the epoch is a whole number of milliseconds.
+  const std::int64_t ms = floor_div(t.time_since_epoch().count(), kNsPerMs);
+  return floor_div(ms - epoch_ms_, unit_ms_);
 }
 
 WallTime Layout::time_of_ticks(std::int64_t ticks) const noexcept {
@@ -200,15 +207,27 @@ Result<std::uint64_t> Layout::encode(std::span<const std::uint64_t> values) cons
 Result<std::uint64_t> Layout::encode(std::int64_t ticks, WorkerId worker,
                                      std::uint64_t sequence) const {
   if (ticks < 0) return Status(Code::kOutOfRange, "time is before the layout's epoch");
-  if (ticks > max_ticks()) return Status(Code::kOutOfRange, "time is past the layout's end of life");
+  if (ticks > max_ticks())
+    return Status(Code::kOutOfRange, "time is past the layout's end of life");
   if (Status s = check_worker(worker); !s.is_ok()) return s;
+  if (index_of(FieldRole::kSequence) < 0 && sequence != 0) {
+    return invalid("layout " + name_ + " has no sequence field");
+  }
   std::array<std::uint64_t, kMaxFields> values{};
   for (std::size_t i = 0; i < fields_.size(); ++i) {
     switch (fields_[i].role) {
-      case FieldRole::kTime: values[i] = static_cast<std::uint64_t>(ticks); break;
-      case FieldRole::kRegion: values[i] = worker.region; break;
-      case FieldRole::kHost: values[i] = worker.host; break;
-      case FieldRole::kSequence: values[i] = sequence; break;
+      case FieldRole::kTime:
+        values[i] = static_cast<std::uint64_t>(ticks);
+        break;
+      case FieldRole::kRegion:
+        values[i] = worker.region;
+        break;
+      case FieldRole::kHost:
+        values[i] = worker.host;
+        break;
+      case FieldRole::kSequence:
+        values[i] = sequence;
+        break;
       case FieldRole::kOther:
         return invalid("layout " + name_ + " has a field without a role (" + fields_[i].name +
                        "); encode it value by value");

@@ -8,8 +8,7 @@ Result<LayoutReport> check_layout(const Layout& layout, WallTime now) {
   const std::int64_t now_ms = unix_ms(now);
   if (layout.epoch_unix_ms() > now_ms) {
     return Status(Code::kInvalidArgument, "layout " + layout.name() + ": epoch " +
-                                              format_iso8601(layout.epoch()) +
-                                              " is in the future");
+                                              format_iso8601(layout.epoch()) + " is in the future");
   }
   LayoutReport r;
   r.end_of_life_unix_ms = layout.end_of_life_unix_ms();
@@ -23,8 +22,9 @@ Result<LayoutReport> check_layout(const Layout& layout, WallTime now) {
                                          format_iso8601(wall_from_unix_ms(r.end_of_life_unix_ms)));
   }
   if (r.years_remaining < kEndOfLifeWarningYears) {
-    r.warnings.push_back("layout " + layout.name() + " has fewer than 10 years left: its time field " +
-                         "runs out on " + format_iso8601(wall_from_unix_ms(r.end_of_life_unix_ms)) +
+    r.warnings.push_back("layout " + layout.name() +
+                         " has fewer than 10 years left: its time field " + "runs out on " +
+                         format_iso8601(wall_from_unix_ms(r.end_of_life_unix_ms)) +
                          "; plan a new layout era");
   }
   return r;

@@ -5,16 +5,17 @@
 namespace snowid {
 
 Result<LayoutHistory> LayoutHistory::create(std::vector<LayoutEra> eras) {
-  if (eras.empty()) return Status(Code::kInvalidArgument, "a layout history needs at least one era");
+  if (eras.empty())
+    return Status(Code::kInvalidArgument, "a layout history needs at least one era");
   LayoutHistory h;
   for (std::size_t i = 0; i < eras.size(); ++i) {
     const LayoutEra& era = eras[i];
     const std::string where = "era " + std::to_string(i) + " (" + era.layout.name() + ")";
     Result<std::uint64_t> first = era.layout.min_id_at(era.cutover);
     if (!first.is_ok()) {
-      return Status(Code::kInvalidArgument,
-                    where + ": cut-over " + format_iso8601(era.cutover) +
-                        " is outside the layout's lifetime (" + first.status().message() + ")");
+      return Status(Code::kInvalidArgument, where + ": cut-over " + format_iso8601(era.cutover) +
+                                                " is outside the layout's lifetime (" +
+                                                first.status().message() + ")");
     }
     if (i > 0) {
       const LayoutEra& prev = eras[i - 1];

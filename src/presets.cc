@@ -9,7 +9,9 @@ namespace {
 // Published parameters of each scheme, field names in its own terms.
 LayoutSpec twitter() {
   // Epoch 2010-11-04T01:42:54.657Z.
-  return {"twitter", 1288834974657, 1,
+  return {"twitter",
+          1288834974657,
+          1,
           {{"time", FieldRole::kTime, 41},
            {"datacenter", FieldRole::kRegion, 5},
            {"worker", FieldRole::kHost, 5},
@@ -19,7 +21,9 @@ LayoutSpec twitter() {
 
 LayoutSpec discord() {
   // Epoch 2015-01-01T00:00:00Z; all 64 bits are used.
-  return {"discord", 1420070400000, 1,
+  return {"discord",
+          1420070400000,
+          1,
           {{"timestamp", FieldRole::kTime, 42},
            {"worker", FieldRole::kOther, 5},
            {"process", FieldRole::kOther, 5},
@@ -29,7 +33,9 @@ LayoutSpec discord() {
 
 LayoutSpec instagram() {
   // Epoch 1314220021721 ms (2011-08-24T21:07:01.721Z); all 64 bits are used.
-  return {"instagram", 1314220021721, 1,
+  return {"instagram",
+          1314220021721,
+          1,
           {{"time", FieldRole::kTime, 41},
            {"shard", FieldRole::kOther, 13},
            {"sequence", FieldRole::kSequence, 10}},
@@ -38,7 +44,9 @@ LayoutSpec instagram() {
 
 LayoutSpec sonyflake() {
   // Epoch 2014-09-01T00:00:00Z, 10 ms units; the sequence sits above the machine id.
-  return {"sonyflake", 1409529600000, 10,
+  return {"sonyflake",
+          1409529600000,
+          10,
           {{"time", FieldRole::kTime, 39},
            {"sequence", FieldRole::kSequence, 8},
            {"machine", FieldRole::kOther, 16}},

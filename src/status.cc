@@ -4,17 +4,28 @@ namespace snowid {
 
 std::string_view code_name(Code code) noexcept {
   switch (code) {
-    case Code::kOk: return "OK";
-    case Code::kSequenceExhausted: return "SEQUENCE_EXHAUSTED";
-    case Code::kClockBehind: return "CLOCK_BEHIND";
-    case Code::kUnavailable: return "UNAVAILABLE";
-    case Code::kClockMovedBack: return "CLOCK_MOVED_BACK";
-    case Code::kUnhealthy: return "UNHEALTHY";
-    case Code::kOutOfRange: return "OUT_OF_RANGE";
-    case Code::kInvalidArgument: return "INVALID_ARGUMENT";
-    case Code::kFailedPrecondition: return "FAILED_PRECONDITION";
-    case Code::kDataLoss: return "DATA_LOSS";
-    case Code::kNotFound: return "NOT_FOUND";
+    case Code::kOk:
+      return "OK";
+    case Code::kSequenceExhausted:
+      return "SEQUENCE_EXHAUSTED";
+    case Code::kClockBehind:
+      return "CLOCK_BEHIND";
+    case Code::kUnavailable:
+      return "UNAVAILABLE";
+    case Code::kClockMovedBack:
+      return "CLOCK_MOVED_BACK";
+    case Code::kUnhealthy:
+      return "UNHEALTHY";
+    case Code::kOutOfRange:
+      return "OUT_OF_RANGE";
+    case Code::kInvalidArgument:
+      return "INVALID_ARGUMENT";
+    case Code::kFailedPrecondition:
+      return "FAILED_PRECONDITION";
+    case Code::kDataLoss:
+      return "DATA_LOSS";
+    case Code::kNotFound:
+      return "NOT_FOUND";
   }
   return "UNKNOWN";
 }

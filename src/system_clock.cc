@@ -23,8 +23,12 @@ inline void cpu_relax() noexcept {
 
 class SystemClock final : public Clock {
  public:
-  WallTime wall_now() const noexcept override { return WallTime(Duration(read_ns(CLOCK_REALTIME))); }
-  MonoTime mono_now() const noexcept override { return MonoTime(Duration(read_ns(CLOCK_MONOTONIC))); }
+  WallTime wall_now() const noexcept override {
+    return WallTime(Duration(read_ns(CLOCK_REALTIME)));
+  }
+  MonoTime mono_now() const noexcept override {
+    return MonoTime(Duration(read_ns(CLOCK_MONOTONIC)));
+  }
 
   // Sleeping overshoots by the timer slack (about 50 us on Linux), so a short
   // wait spins; a long one sleeps most of the way and lets the caller spin the

@@ -17,7 +17,8 @@
 //   that all end in ...000.
 // - With `max_borrow` > 0, an exhausted tick may move on to the next tick
 //   before the clock gets there, as long as the issued tick stays at most
-//   `max_borrow` ahead of the clock.
+//   `max_borrow` ahead of the clock. The backward allowance then grows by
+//   `max_borrow`, since the last tick may already be that far ahead.
 // - With a fence store, the generator never issues in a tick beyond the stored
 //   fence: before it would, it durably stores a fence `fence_window` ahead. On
 //   creation, a clock behind the stored fence is waited out like a backward

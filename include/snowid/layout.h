@@ -112,7 +112,9 @@ class Layout {
 
   std::uint64_t max_id() const noexcept;  // all total_width() bits set
   std::int64_t max_ticks() const noexcept;
-  std::uint64_t regions() const noexcept { return std::uint64_t{1} << width_of(FieldRole::kRegion); }
+  std::uint64_t regions() const noexcept {
+    return std::uint64_t{1} << width_of(FieldRole::kRegion);
+  }
   std::uint64_t workers_per_region() const noexcept {
     return std::uint64_t{1} << width_of(FieldRole::kHost);
   }

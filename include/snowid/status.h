@@ -2,6 +2,7 @@
 // code that tells the caller whether trying again can help.
 #pragma once
 
+#include <cassert>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -61,15 +62,27 @@ template <typename T>
 class [[nodiscard]] Result {
  public:
   Result(T value) : value_(std::move(value)) {}  // NOLINT: implicit by design
-  Result(Status status) : status_(std::move(status)) {}  // NOLINT: implicit by design
+  // `status` must not be OK: a Result without a value always says why.
+  Result(Status status) : status_(std::move(status)) {  // NOLINT: implicit by design
+    if (status_.is_ok()) status_ = Status(Code::kFailedPrecondition, "Result without a value");
+  }
 
   bool is_ok() const noexcept { return value_.has_value(); }
   const Status& status() const noexcept { return status_; }
-  const T& value() const& noexcept { return *value_; }
-  T& value() & noexcept { return *value_; }
-  T&& value() && noexcept { return std::move(*value_); }
-  const T* operator->() const noexcept { return &*value_; }
-  T* operator->() noexcept { return &*value_; }
+  const T& value() const& noexcept {
+    assert(value_.has_value());
+    return *value_;
+  }
+  T& value() & noexcept {
+    assert(value_.has_value());
+    return *value_;
+  }
+  T&& value() && noexcept {
+    assert(value_.has_value());
+    return std::move(*value_);
+  }
+  const T* operator->() const noexcept { return &value(); }
+  T* operator->() noexcept { return &value(); }
 
  private:
   std::optional<T> value_;

@@ -42,14 +42,14 @@ class Clock {
 // The process-wide real clock (CLOCK_REALTIME and CLOCK_MONOTONIC).
 const Clock& system_clock() noexcept;
 
-// ISO 8601 / RFC 3339 in UTC with milliseconds: "2026-01-01T00:00:00.000Z".
-// Instants before year 0 or after 9999 are printed with a sign and more digits.
+// ISO 8601 / RFC 3339 in UTC with milliseconds, floored: "2026-01-01T00:00:00.000Z".
 std::string format_iso8601(WallTime t);
 
 // Parses "YYYY-MM-DD", "YYYY-MM-DDTHH:MM[:SS[.fraction]]" followed by "Z" or an
 // offset "+HH:MM" / "-HH:MM" (a date-time without zone is refused: it would be
-// ambiguous). "t" and "z" are accepted in lower case, as RFC 3339 allows. A
-// fraction beyond nanoseconds is refused, as is any surrounding text.
+// ambiguous). "t" and "z" are accepted in lower case, as RFC 3339 allows, and
+// "," as well as "." before the fraction, as ISO 8601 does. Years 1970 to 2261
+// only. A fraction beyond nanoseconds is refused, as is any surrounding text.
 Result<WallTime> parse_iso8601(std::string_view text);
 
 }  // namespace snowid

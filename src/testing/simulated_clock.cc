@@ -44,6 +44,10 @@ void SimulatedClock::set_wall(WallTime t) noexcept {
   wall_ns_.store(t.time_since_epoch().count(), std::memory_order_release);
 }
 
+void SimulatedClock::advance_monotonic(Duration d) noexcept {
+  mono_ns_.fetch_add(d.count(), std::memory_order_acq_rel);
+}
+
 void SimulatedClock::set_auto_advance(bool on) noexcept {
   auto_advance_.store(on, std::memory_order_release);
 }

@@ -27,6 +27,8 @@ class SimulatedClock final : public Clock {
   // VM migration, an operator's mistake. The monotonic clock does not move.
   void step_wall(Duration d) noexcept;
   void set_wall(WallTime t) noexcept;
+  // Moves only the monotonic clock: a wall clock that has stopped.
+  void advance_monotonic(Duration d) noexcept;
   void set_auto_advance(bool on) noexcept;
   // How many times pause() was called.
   std::uint64_t pauses() const noexcept;
