@@ -16,6 +16,8 @@ write_basic_package_version_file(${PROJECT_BINARY_DIR}/snowidConfigVersion.cmake
 install(FILES ${PROJECT_BINARY_DIR}/snowidConfig.cmake ${PROJECT_BINARY_DIR}/snowidConfigVersion.cmake
         DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/snowid)
 
+# The .pc file finds its prefix relative to itself, so the install tree can move.
+file(RELATIVE_PATH SNOWID_PC_TO_PREFIX "/${CMAKE_INSTALL_LIBDIR}/pkgconfig" "/")
 configure_file(${PROJECT_SOURCE_DIR}/cmake/snowid.pc.in ${PROJECT_BINARY_DIR}/snowid.pc @ONLY)
 install(FILES ${PROJECT_BINARY_DIR}/snowid.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
 

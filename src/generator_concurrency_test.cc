@@ -326,13 +326,17 @@ TEST(GeneratorConcurrency, CloseWhileThreadsIssueRecordsTheExactLastTick) {
     o.fence_store = store;
     auto g = make_generator(clock, o);
     std::atomic<bool> go{true};
+    std::atomic<int> issued{0};
     std::vector<std::vector<std::uint64_t>> got(3);
     std::vector<std::thread> threads;
     for (int t = 0; t < 3; ++t) {
       threads.emplace_back([&, t] {
         while (go.load()) {
           const IdResult r = g->try_next();
-          if (r.ok()) got[static_cast<std::size_t>(t)].push_back(r.id);
+          if (r.ok()) {
+            got[static_cast<std::size_t>(t)].push_back(r.id);
+            issued.fetch_add(1);
+          }
           if (r.code == Code::kFailedPrecondition) return;
         }
       });
@@ -343,7 +347,9 @@ TEST(GeneratorConcurrency, CloseWhileThreadsIssueRecordsTheExactLastTick) {
         std::this_thread::yield();
       }
     });
-    std::this_thread::sleep_for(std::chrono::milliseconds(2 + round % 5));
+    // Close in the middle of issuing, however slowly the threads get going.
+    const int target = issued.load() + 20 + 10 * (round % 5);
+    while (issued.load() < target) std::this_thread::yield();
     ASSERT_TRUE(g->close().is_ok());
     go.store(false);
     for (auto& th : threads) th.join();

@@ -111,6 +111,11 @@ Result<WallTime> parse_iso8601(std::string_view s) {
     return bad(s, "a zone is required: 'Z' or an offset such as +02:00");
   }
   if (pos != s.size()) return bad(s, "unexpected text after the zone");
+  // An offset can carry the instant across the year bounds checked above.
+  if (t < WallTime(std::chrono::sys_days{std::chrono::year{1970} / 1 / 1}) ||
+      t >= WallTime(std::chrono::sys_days{std::chrono::year{2262} / 1 / 1})) {
+    return bad(s, "the instant must be between 1970 and 2261 UTC");
+  }
   return t;
 }
 

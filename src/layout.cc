@@ -81,7 +81,8 @@ Result<Layout> Layout::create(LayoutSpec spec) {
     }
     if (f.width < 1 || f.width > 64) {
       return invalid("field \"" + f.name + "\" must be 1 to 64 bits wide, not " +
-                     std::to_string(f.width) + " (leave a field out instead of giving it 0 bits)");
+                     std::to_string(f.width) +
+                     (f.width < 1 ? " (leave a field out instead of giving it 0 bits)" : ""));
     }
     const int r = static_cast<int>(f.role);
     if (r < 0 || r > 4) return invalid("field \"" + f.name + "\" has an unknown role");
@@ -96,11 +97,11 @@ Result<Layout> Layout::create(LayoutSpec spec) {
         "the first (most significant) field must be the time field, so ids sort by time");
   }
   const int time_width = spec.fields[0].width;
-  if (time_width > 62) return invalid("the time field may be at most 62 bits wide");
+  if (time_width > 61) return invalid("the time field may be at most 61 bits wide");
   // End of life must stay within 64-bit nanosecond time.
   // epoch + 2^width * unit must not pass kMaxUnixMs; compared without overflow.
   const std::int64_t room_ticks = (kMaxUnixMs - spec.epoch_unix_ms) / spec.unit_ms;
-  if (time_width >= 62 || (std::int64_t{1} << time_width) > room_ticks) {
+  if ((std::int64_t{1} << time_width) > room_ticks) {
     return invalid("a " + std::to_string(time_width) + "-bit time field of " +
                    std::to_string(spec.unit_ms) +
                    " ms outlives 2262-04-11, the limit of time here");

@@ -440,8 +440,9 @@ TEST(LayoutCreate, RefusesTimeFieldOutliving2262) {
                  "outlives 2262-04-11");
 }
 
-TEST(LayoutCreate, RefusesTimeFieldWiderThan62Bits) {
-  expect_invalid(spec_of({{"time", FieldRole::kTime, 63}}, true, 0), "at most 62 bits");
+TEST(LayoutCreate, RefusesTimeFieldWiderThan61Bits) {
+  expect_invalid(spec_of({{"time", FieldRole::kTime, 62}}, true, 0), "at most 61 bits");
+  expect_invalid(spec_of({{"time", FieldRole::kTime, 63}}, true, 0), "at most 61 bits");
 }
 
 TEST(LayoutCreate, RefusesTimeFieldEndingOneMillisecondPastTheLimitOfTime) {

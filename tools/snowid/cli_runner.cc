@@ -1,0 +1,190 @@
+#include "cli_runner.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <sstream>
+#include <stdexcept>
+
+extern char** environ;
+
+namespace snowid::cli::testing {
+namespace {
+
+std::vector<std::string> child_environment(const CliRun& run) {
+  std::vector<std::pair<std::string, std::optional<std::string>>> changes = {
+      {"SNOWID_STATE_DIR", std::nullopt}, {"XDG_STATE_HOME", std::nullopt}, {"HOME", std::nullopt}};
+  changes.insert(changes.end(), run.env.begin(), run.env.end());
+  std::vector<std::string> env;
+  for (char** e = environ; *e != nullptr; ++e) {
+    const std::string entry = *e;
+    const std::string name = entry.substr(0, entry.find('='));
+    bool changed = false;
+    for (const auto& c : changes) changed = changed || c.first == name;
+    if (!changed) env.push_back(entry);
+  }
+  // Later changes override earlier ones for the same name.
+  for (std::size_t i = 0; i < changes.size(); ++i) {
+    bool overridden = false;
+    for (std::size_t j = i + 1; j < changes.size(); ++j) {
+      overridden = overridden || changes[j].first == changes[i].first;
+    }
+    if (!overridden && changes[i].second)
+      env.push_back(changes[i].first + "=" + *changes[i].second);
+  }
+  return env;
+}
+
+std::vector<char*> pointers(std::vector<std::string>& strings) {
+  std::vector<char*> p;
+  for (std::string& s : strings) p.push_back(s.data());
+  p.push_back(nullptr);
+  return p;
+}
+
+void check(bool ok, const char* what) {
+  if (!ok) throw std::runtime_error(std::string(what) + ": " + std::strerror(errno));
+}
+
+}  // namespace
+
+CliResult run_cli(const CliRun& run) {
+  // A child that exits before reading all its input must not kill the test.
+  static const bool sigpipe_ignored = [] { return ::signal(SIGPIPE, SIG_IGN) != SIG_ERR; }();
+  (void)sigpipe_ignored;
+  int in[2], out[2], err[2];
+  check(::pipe2(in, O_CLOEXEC) == 0 && ::pipe2(out, O_CLOEXEC) == 0 && ::pipe2(err, O_CLOEXEC) == 0,
+        "pipe2");
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, in[0], 0);
+  posix_spawn_file_actions_adddup2(&actions, out[1], 1);
+  posix_spawn_file_actions_adddup2(&actions, err[1], 2);
+
+  std::vector<std::string> argv_strings = {SNOWID_CLI_PATH};
+  argv_strings.insert(argv_strings.end(), run.args.begin(), run.args.end());
+  std::vector<std::string> env_strings = child_environment(run);
+  std::vector<char*> argv = pointers(argv_strings);
+  std::vector<char*> envp = pointers(env_strings);
+  // The child gets the default SIGPIPE action back, as from a shell.
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  sigset_t defaults;
+  sigemptyset(&defaults);
+  sigaddset(&defaults, SIGPIPE);
+  posix_spawnattr_setsigdefault(&attr, &defaults);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGDEF);
+  pid_t pid = 0;
+  const int rc = ::posix_spawn(&pid, SNOWID_CLI_PATH, &actions, &attr, argv.data(), envp.data());
+  posix_spawn_file_actions_destroy(&actions);
+  posix_spawnattr_destroy(&attr);
+  ::close(in[0]);
+  ::close(out[1]);
+  ::close(err[1]);
+  if (rc != 0) {
+    errno = rc;
+    check(false, "posix_spawn " SNOWID_CLI_PATH);
+  }
+
+  // Feed stdin while draining stdout and stderr, so no pipe fills up.
+  CliResult result;
+  std::size_t written = 0;
+  int in_fd = in[1];
+  if (run.input.empty()) {
+    ::close(in_fd);
+    in_fd = -1;
+  } else {
+    ::fcntl(in_fd, F_SETFL, O_NONBLOCK);
+  }
+  bool out_open = true, err_open = true;
+  while (out_open || err_open || in_fd >= 0) {
+    pollfd fds[3] = {{out_open ? out[0] : -1, POLLIN, 0},
+                     {err_open ? err[0] : -1, POLLIN, 0},
+                     {in_fd, POLLOUT, 0}};
+    if (::poll(fds, 3, -1) < 0) {
+      check(errno == EINTR, "poll");
+      continue;
+    }
+    char buf[65536];
+    for (int i = 0; i < 2; ++i) {
+      if (fds[i].revents == 0) continue;
+      const ssize_t n = ::read(fds[i].fd, buf, sizeof buf);
+      if (n > 0) {
+        (i == 0 ? result.out : result.err).append(buf, static_cast<std::size_t>(n));
+      } else if (n == 0 || errno != EINTR) {
+        ::close(fds[i].fd);
+        (i == 0 ? out_open : err_open) = false;
+      }
+    }
+    if (in_fd >= 0 && fds[2].revents != 0) {
+      const ssize_t n = ::write(in_fd, run.input.data() + written, run.input.size() - written);
+      if (n > 0) written += static_cast<std::size_t>(n);
+      // The child may exit without reading everything (EPIPE): stop feeding.
+      if ((n < 0 && errno != EAGAIN && errno != EINTR) || written == run.input.size()) {
+        ::close(in_fd);
+        in_fd = -1;
+      }
+    }
+  }
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0) check(errno == EINTR, "waitpid");
+  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return result;
+}
+
+CliResult run_cli(std::vector<std::string> args, std::string input) {
+  CliRun run;
+  run.args = std::move(args);
+  run.input = std::move(input);
+  return run_cli(run);
+}
+
+bool is_one_line_error(const std::string& err) {
+  return err.rfind("snowid: ", 0) == 0 && err.size() > 9 && err.back() == '\n' &&
+         err.find('\n') == err.size() - 1;
+}
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+TempDir::TempDir() {
+  const char* base = std::getenv("TMPDIR");
+  std::string pattern =
+      std::string(base != nullptr && *base != '\0' ? base : "/tmp") + "/snowid-cli-test-XXXXXX";
+  check(::mkdtemp(pattern.data()) != nullptr, "mkdtemp");
+  path_ = pattern;
+}
+
+TempDir::~TempDir() {
+  std::error_code ignored;
+  std::filesystem::remove_all(path_, ignored);
+}
+
+std::string TempDir::write(const std::string& name, const std::string& text) const {
+  const std::string p = file(name);
+  std::ofstream f(p, std::ios::binary);
+  f << text;
+  if (!f.good()) throw std::runtime_error("cannot write " + p);
+  return p;
+}
+
+std::string TempDir::read(const std::string& name) const {
+  std::ifstream f(file(name), std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
+}
+
+}  // namespace snowid::cli::testing

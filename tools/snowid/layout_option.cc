@@ -1,0 +1,58 @@
+#include "layout_option.h"
+
+#include <sys/stat.h>
+
+#include "snowid/layout.h"
+
+namespace snowid::cli {
+
+CLI::Option* add_layout_option(CLI::App& app, std::string& value) {
+  value = "snowid";
+  return app
+      .add_option("--layout", value,
+                  "Preset (snowid, twitter, discord, instagram, sonyflake) or layout file")
+      ->type_name("NAME|FILE")
+      ->capture_default_str();
+}
+
+Result<LayoutFile> resolve_layout(const std::string& name_or_path, WallTime now) {
+  LayoutFile file;
+  Result<Layout> named = preset(name_or_path);
+  if (named.is_ok()) {
+    const WallTime epoch = named->epoch();
+    Result<LayoutHistory> history = LayoutHistory::create({LayoutEra{named.value(), epoch}});
+    if (!history.is_ok()) return history.status();
+    file.history = std::move(history).value();
+  } else {
+    struct stat st {};
+    const bool looks_like_name =
+        name_or_path.find('/') == std::string::npos && name_or_path.find('.') == std::string::npos;
+    if (looks_like_name && ::stat(name_or_path.c_str(), &st) != 0) {
+      return Status(Code::kNotFound, named.status().message() + ", and no file of that name");
+    }
+    Result<LayoutFile> read = read_layout_file(name_or_path);
+    if (!read.is_ok()) return read.status();
+    file = std::move(read).value();
+  }
+  const Layout& first = file.history.eras().front().layout;
+  if (first.epoch_unix_ms() > unix_ms(now)) {
+    return Status(Code::kInvalidArgument, "layout " + first.name() + ": epoch " +
+                                              format_iso8601(first.epoch()) +
+                                              " is in the future, so no id of it can exist yet");
+  }
+  return file;
+}
+
+Result<std::size_t> era_at(const LayoutHistory& history, WallTime t) {
+  const auto& eras = history.eras();
+  if (t < eras.front().cutover) {
+    return Status(Code::kOutOfRange, format_iso8601(t) + " is before layout " +
+                                         eras.front().layout.name() + " took effect (" +
+                                         format_iso8601(eras.front().cutover) + ")");
+  }
+  std::size_t i = 0;
+  while (i + 1 < eras.size() && eras[i + 1].cutover <= t) ++i;
+  return i;
+}
+
+}  // namespace snowid::cli

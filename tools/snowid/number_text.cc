@@ -1,0 +1,34 @@
+#include "number_text.h"
+
+#include <string>
+
+#include "message_text.h"
+
+namespace snowid::cli {
+
+Result<std::uint64_t> parse_number(std::string_view text, std::string_view what, std::uint64_t min,
+                                   std::uint64_t max) {
+  const std::string range = " (allowed " + std::to_string(min) + " to " + std::to_string(max) + ")";
+  if (text.empty()) return Status(Code::kInvalidArgument, std::string(what) + " is empty" + range);
+  std::uint64_t v = 0;
+  bool overflow = false;
+  for (char c : text) {
+    if (c < '0' || c > '9') {
+      return Status(Code::kInvalidArgument, std::string(what) + " " + quote_input(text) +
+                                                " is not a non-negative decimal number" + range);
+    }
+    const auto digit = static_cast<std::uint64_t>(c - '0');
+    if (v > (UINT64_MAX - digit) / 10) {
+      overflow = true;
+      break;
+    }
+    v = v * 10 + digit;
+  }
+  if (overflow || v < min || v > max) {
+    return Status(Code::kOutOfRange,
+                  std::string(what) + " " + quote_input(text) + " is out of range" + range);
+  }
+  return v;
+}
+
+}  // namespace snowid::cli
