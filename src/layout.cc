@@ -11,6 +11,14 @@ constexpr std::int64_t kMaxUnixMs = INT64_MAX / kNsPerMs;
 
 Status invalid(std::string msg) { return Status(Code::kInvalidArgument, std::move(msg)); }
 
+// A name as it may appear in a message: at most 32 bytes, control and
+// non-ASCII bytes replaced, since names come from files and flags.
+std::string printable(std::string_view name) {
+  std::string out;
+  for (char c : name.substr(0, 32)) out += (c >= 0x20 && c < 0x7f) ? c : '?';
+  return out;
+}
+
 bool valid_field_name(std::string_view name) {
   if (name.empty() || name.size() > 32) return false;
   for (char c : name) {
@@ -47,7 +55,7 @@ Result<FieldRole> parse_role(std::string_view name) {
                       FieldRole::kOther}) {
     if (role_name(r) == name) return r;
   }
-  return invalid("unknown field role \"" + std::string(name.substr(0, 32)) +
+  return invalid("unknown field role \"" + printable(name) +
                  "\" (expected time, region, host, sequence or other)");
 }
 
@@ -74,7 +82,7 @@ Result<Layout> Layout::create(LayoutSpec spec) {
   for (std::size_t i = 0; i < spec.fields.size(); ++i) {
     const FieldSpec& f = spec.fields[i];
     if (!valid_field_name(f.name)) {
-      return invalid("field name \"" + f.name.substr(0, 32) + "\" must be 1-32 of [a-z0-9_]");
+      return invalid("field name \"" + printable(f.name) + "\" must be 1-32 of [a-z0-9_]");
     }
     for (std::size_t j = 0; j < i; ++j) {
       if (spec.fields[j].name == f.name) return invalid("field name \"" + f.name + "\" repeats");

@@ -210,6 +210,13 @@ TEST(FieldRoles, UnknownRoleNameIsRefused) {
 
 // ---- Layout::create: accepted ----
 
+TEST(LayoutCreate, BadFieldNameIsQuotedWithoutItsControlBytes) {
+  expect_invalid(spec_of({{"ti\x01me\x1b[2J", FieldRole::kTime, 41},
+                          {"host", FieldRole::kHost, 10},
+                          {"sequence", FieldRole::kSequence, 12}}),
+                 "field name \"ti?me?[2J\"");
+}
+
 TEST(LayoutCreate, LayoutWithoutRegionCanGenerate) {
   const Layout l = host_only_layout();
   EXPECT_TRUE(l.can_generate());
