@@ -187,8 +187,9 @@ struct Generator::Impl {
           first = start_sequence();
           counters.borrowed_ticks.fetch_add(1, std::memory_order_relaxed);
         } else {
-          // Wait until the clock reaches tick last + 1.
-          const Duration wait((last + 1) * unit_ns + epoch_ns - now_ns);
+          // Wait until the clock reaches the tick from which the next one may
+          // be started: last + 1, or borrow_ticks before it when borrowing.
+          const Duration wait((last + 1 - borrow_ticks) * unit_ns + epoch_ns - now_ns);
           if (clock_behind) return fail(Code::kClockBehind, wait);
           counters.sequence_exhausted.fetch_add(1, std::memory_order_relaxed);
           return fail(Code::kSequenceExhausted, wait);
