@@ -181,8 +181,7 @@ TEST_P(DrivenClock, NoDuplicatesAndRefusalsExactlyWherePolicySays) {
         if (++k % 3 == 0) {
           b = g->try_reserve(1 + k % 5);
         } else {
-          const IdResult r = g->try_next();
-          b = IdBatch{r.id, r.ok() ? 1u : 0u, r.code, r.retry_after};
+          b = test_support::as_batch(g->try_next());
         }
         if (b.ok()) {
           for (std::uint32_t i = 0; i < b.count; ++i) mine.push_back(b.first + i);

@@ -113,11 +113,8 @@ RC_GTEST_PROP(GeneratorModel, EveryAnswerMatchesThePolicyAndIdsNeverRepeat, ()) 
     const std::uint32_t n = s.op == Op::kTryNext ? 1 : static_cast<std::uint32_t>(1 + s.arg % 20);
     const std::int64_t now = layout.ticks_at(clock.wall_now());
     const Model::Expect want = model.call(now, n);
-    const IdBatch got = s.op == Op::kTryNext ? [&] {
-      const IdResult r = g->try_next();
-      return IdBatch{r.id, r.ok() ? 1u : 0u, r.code, r.retry_after};
-    }()
-                                             : g->try_reserve(n);
+    const IdBatch got =
+        s.op == Op::kTryNext ? test_support::as_batch(g->try_next()) : g->try_reserve(n);
     RC_ASSERT(got.code == want.code);
     if (!got.ok()) {
       if (is_retryable(got.code)) RC_ASSERT(got.retry_after > Duration::zero());

@@ -33,6 +33,11 @@ inline std::unique_ptr<Generator> make_generator(const Clock& clock, GeneratorOp
   return std::move(g).value();
 }
 
+// A single id as a batch of one, so tests can treat next() and reserve() alike.
+inline IdBatch as_batch(const IdResult& r) {
+  return IdBatch{r.id, r.ok() ? 1u : 0u, r.code, r.retry_after};
+}
+
 inline std::int64_t ticks_of(const Layout& layout, std::uint64_t id) {
   return layout.decode(id).value().ticks;
 }
