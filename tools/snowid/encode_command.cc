@@ -23,10 +23,8 @@ struct EncodeOptions {
 int run_encode(const EncodeOptions& opt) {
   Result<WallTime> t = parse_iso8601(opt.time);
   if (!t.is_ok()) return report(Status(Code::kInvalidArgument, "--time: " + t.status().message()));
-  Result<std::uint64_t> region = parse_number(opt.region, "--region", 0, UINT32_MAX);
-  if (!region.is_ok()) return report(region.status());
-  Result<std::uint64_t> host = parse_number(opt.host, "--host", 0, UINT32_MAX);
-  if (!host.is_ok()) return report(host.status());
+  Result<WorkerId> parsed_worker = parse_worker(opt.region, opt.host);
+  if (!parsed_worker.is_ok()) return report(parsed_worker.status());
   Result<std::uint64_t> seq = parse_number(opt.seq, "--seq", 0, UINT64_MAX);
   if (!seq.is_ok()) return report(seq.status());
 
@@ -41,8 +39,7 @@ int run_encode(const EncodeOptions& opt) {
                                            layout.fields()[static_cast<std::size_t>(other)].name +
                                            ") that encode cannot fill"));
   }
-  const WorkerId worker{static_cast<std::uint32_t>(region.value()),
-                        static_cast<std::uint32_t>(host.value())};
+  const WorkerId worker = parsed_worker.value();
   Result<std::uint64_t> id = layout.encode(layout.ticks_at(t.value()), worker, seq.value());
   if (!id.is_ok()) {
     // Out-of-range values are the caller's input whatever code the layout used.

@@ -39,12 +39,9 @@ int run_next(const NextOptions& opt) {
   }
   Result<std::uint64_t> count = parse_number(opt.count, "-n", 1, kMaxCount);
   if (!count.is_ok()) return report(count.status());
-  Result<std::uint64_t> region = parse_number(opt.region, "--region", 0, UINT32_MAX);
-  if (!region.is_ok()) return report(region.status());
-  Result<std::uint64_t> host = parse_number(opt.host, "--host", 0, UINT32_MAX);
-  if (!host.is_ok()) return report(host.status());
-  const WorkerId worker{static_cast<std::uint32_t>(region.value()),
-                        static_cast<std::uint32_t>(host.value())};
+  Result<WorkerId> parsed_worker = parse_worker(opt.region, opt.host);
+  if (!parsed_worker.is_ok()) return report(parsed_worker.status());
+  const WorkerId worker = parsed_worker.value();
 
   const WallTime now = system_clock().wall_now();
   Result<LayoutFile> file = resolve_layout(opt.layout, now);

@@ -31,4 +31,12 @@ Result<std::uint64_t> parse_number(std::string_view text, std::string_view what,
   return v;
 }
 
+Result<WorkerId> parse_worker(std::string_view region, std::string_view host) {
+  Result<std::uint64_t> r = parse_number(region, "--region", 0, UINT32_MAX);
+  if (!r.is_ok()) return r.status();
+  Result<std::uint64_t> h = parse_number(host, "--host", 0, UINT32_MAX);
+  if (!h.is_ok()) return h.status();
+  return WorkerId{static_cast<std::uint32_t>(r.value()), static_cast<std::uint32_t>(h.value())};
+}
+
 }  // namespace snowid::cli
