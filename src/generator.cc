@@ -219,8 +219,7 @@ struct Generator::Impl {
   IdBatch before_start(std::int64_t now_ns, std::uint64_t s) noexcept {
     if ((s & kStopped) != 0) return stopped();
     const auto last = static_cast<std::int64_t>(s >> seq_bits);
-    const std::int64_t since = now_ns - epoch_ns;
-    const std::int64_t now = since >= 0 ? since / unit_ns : -ceil_div(-since, unit_ns);
+    const std::int64_t now = opt.layout.ticks_at(WallTime(Duration(now_ns)));
     if (last > restart_floor && last - now > backward_ticks + borrow_ticks) {
       return moved_back(now, last);
     }
