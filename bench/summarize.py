@@ -90,6 +90,7 @@ def main(path):
     print()
     rows = [
         ("snowid next(), wide layout", lambda t: next_("Snowid", "wide", t)),
+        ("  with a lease guard", lambda t: next_("SnowidLeased", "wide", t)),
         ("mutex reference, wide layout", lambda t: next_("Mutex", "wide", t)),
         ("floor: clock_gettime + CAS", lambda t: floor("libc", t)),
         ("floor: system_clock() + CAS", lambda t: floor("snowid_clock", t)),

@@ -28,9 +28,10 @@ const Layout& layout_of(Shape shape) {
   return shape == Shape::kWide ? wide : Layout::snowid_default();
 }
 
-std::unique_ptr<Generator> make_generator(Shape shape) {
+std::unique_ptr<Generator> make_generator(Shape shape, std::shared_ptr<const LeaseGuard> lease) {
   GeneratorOptions options;
   options.layout = layout_of(shape);
+  options.lease = std::move(lease);
   Result<std::unique_ptr<Generator>> g = Generator::create(system_clock(), std::move(options));
   if (!g.is_ok()) {
     std::fprintf(stderr, "cannot create a generator: %s\n", g.status().to_string().c_str());

@@ -10,6 +10,7 @@
 
 #include "snowid/generator.h"
 #include "snowid/layout.h"
+#include "snowid/lease_guard.h"
 
 namespace snowid::bench {
 
@@ -21,10 +22,12 @@ enum class Shape { kDefault, kWide };
 
 const Layout& layout_of(Shape shape);
 
-// A generator with default options on snowid::system_clock(), worker 0.
-// Aborts with a message if it cannot be created (the clock before the
-// layout's epoch, for instance): no figure would mean anything then.
-std::unique_ptr<Generator> make_generator(Shape shape);
+// A generator with default options on snowid::system_clock(), worker 0, and
+// `lease` as its guard when given. Aborts with a message if it cannot be
+// created (the clock before the layout's epoch, for instance): no figure
+// would mean anything then.
+std::unique_ptr<Generator> make_generator(Shape shape,
+                                          std::shared_ptr<const LeaseGuard> lease = nullptr);
 
 // CLOCK_REALTIME in nanoseconds, read directly (the reference and the floor
 // use this; the generator goes through snowid::system_clock()).

@@ -1,7 +1,14 @@
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
-install(TARGETS snowid_core snowid_testing EXPORT snowidTargets
+set(snowid_installed_targets snowid_core snowid_testing)
+if(TARGET snowid_etcd)
+  list(APPEND snowid_installed_targets snowid_etcd)
+  set(SNOWID_WITH_ETCD ON)
+else()
+  set(SNOWID_WITH_ETCD OFF)
+endif()
+install(TARGETS ${snowid_installed_targets} EXPORT snowidTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
         RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})

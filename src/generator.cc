@@ -9,6 +9,9 @@ namespace snowid {
 namespace {
 
 constexpr std::int64_t kNsPerMs = 1'000'000;
+// The retry hint of kLeaseUncertain: the guard changes only when the keeper
+// renews, so this only paces callers that poll.
+constexpr Duration kLeaseRetry = std::chrono::milliseconds(10);
 // Bit 63 of the state word: the generator has stopped (unhealthy or closed).
 // Time and sequence together use at most 63 bits, so the bit is always free,
 // and setting it makes every in-flight compare-and-swap fail.
@@ -29,6 +32,10 @@ std::uint32_t next_random() noexcept {
 
 std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 
+bool waiting_helps(Code code) noexcept {
+  return code == Code::kSequenceExhausted || code == Code::kClockBehind;
+}
+
 std::string ms_text(std::int64_t ns) { return std::to_string(ns / kNsPerMs) + " ms"; }
 
 }  // namespace
@@ -47,6 +54,12 @@ struct Generator::Impl {
   std::int64_t epoch_ns = 0;
   std::int64_t unit_ns = kNsPerMs;
   std::int64_t min_ns = 0;  // earliest instant ids may be issued for
+  // The one instant the hot path compares the clock with: max(min_ns, the
+  // start of the first tick at or after wait_until). Below it, the slow path
+  // tells the two apart.
+  std::int64_t gate_ns = 0;
+  // First tick whose time is at or after wait_until (INT64_MIN without one).
+  std::int64_t wait_ticks = INT64_MIN;
   std::int64_t max_ticks = 0;
   std::int64_t backward_ticks = 0;
   std::int64_t restart_backward_ticks = 0;
@@ -54,6 +67,7 @@ struct Generator::Impl {
   std::int64_t window_ticks = 0;
   std::int64_t restart_floor = -1;  // the fence tick restored at start
   Duration max_wait{};
+  const LeaseGuard* lease = nullptr;  // opt.lease, read on the hot path
 
   // (last tick << seq_bits) | last issued sequence, plus kStopped.
   alignas(64) std::atomic<std::uint64_t> state{0};
@@ -67,7 +81,7 @@ struct Generator::Impl {
 
   struct Counters {
     std::atomic<std::uint64_t> sequence_exhausted{0}, clock_behind{0}, waits_gave_up{0},
-        borrowed_ticks{0}, fence_writes{0}, fence_write_failures{0}, refusals{0};
+        borrowed_ticks{0}, fence_writes{0}, fence_write_failures{0}, refusals{0}, lease_refusals{0};
   } counters;
 
   std::int64_t ticks_of_ns(std::int64_t ns) const noexcept {
@@ -136,14 +150,35 @@ struct Generator::Impl {
     return health_status;
   }
 
+  // The guard did not permit an id: for good if the lease is lost, until a
+  // renewal otherwise.
+  IdBatch lease_refusal() noexcept {
+    counters.lease_refusals.fetch_add(1, std::memory_order_relaxed);
+    if (lease->lost()) return refuse(Code::kLeaseLost);
+    return fail(Code::kLeaseUncertain, kLeaseRetry);
+  }
+
+  // True when the clock reading `now_ns` may be used against state `s`
+  // although it is below gate_ns: it is past min_ns, and a tick at or after
+  // wait_until is already taken (issued, or restored from the fence). Ticks
+  // never go back, so every later id is past wait_until whatever the clock
+  // says, and a clock behind such a tick is an ordinary backward step.
+  bool gate_passed(std::int64_t now_ns, std::uint64_t s) const noexcept {
+    return now_ns >= min_ns && static_cast<std::int64_t>((s & ~kStopped) >> seq_bits) >= wait_ticks;
+  }
+
   // One attempt: reads the clock once and claims up to n ids with one
   // successful compare-and-swap. Never waits.
   IdBatch attempt(std::uint32_t n) noexcept {
     std::int64_t now_ns = clock.wall_now().time_since_epoch().count();
     std::uint64_t s = state.load(std::memory_order_acquire);
-    if (now_ns < min_ns) return before_start(now_ns, s);
+    if (now_ns < gate_ns && !gate_passed(now_ns, s)) return before_gate(now_ns, s);
     std::int64_t now = ticks_of_ns(now_ns);
     bool fresh = false;  // `now` was read after the state it is compared with
+    // With a lease: the monotonic time the guard is asked about, read once,
+    // after the wall clock and only when a tick is about to be claimed.
+    std::int64_t mono_ns = 0;
+    bool mono_read = false;
     for (;;) {
       if ((s & kStopped) != 0) return stopped();
       const auto last = static_cast<std::int64_t>(s >> seq_bits);
@@ -171,7 +206,7 @@ struct Generator::Impl {
             if (!fresh) {
               s = state.load(std::memory_order_acquire);
               now_ns = clock.wall_now().time_since_epoch().count();
-              if (now_ns < min_ns) return before_start(now_ns, s);
+              if (now_ns < gate_ns && !gate_passed(now_ns, s)) return before_gate(now_ns, s);
               now = ticks_of_ns(now_ns);
               fresh = true;
               continue;
@@ -196,6 +231,14 @@ struct Generator::Impl {
         }
       }
       if (t > max_ticks) return refuse(Code::kOutOfRange);
+      if (lease != nullptr) {
+        // Every id of the batch is in tick t, so one question covers them all.
+        if (!mono_read) {
+          mono_ns = clock.mono_now().time_since_epoch().count();
+          mono_read = true;
+        }
+        if (!lease->permits(mono_ns, t * unit_ns + epoch_ns)) return lease_refusal();
+      }
       if (t > fence_ticks.load(std::memory_order_acquire)) {
         if (!extend_fence(t).is_ok()) return fail(Code::kUnavailable, std::chrono::milliseconds(1));
         s = state.load(std::memory_order_acquire);
@@ -214,6 +257,18 @@ struct Generator::Impl {
     }
   }
 
+  // The clock reads below gate_ns and gate_passed() is false. Before the
+  // epoch or not_before: before_start(). Otherwise only wait_until holds the
+  // caller back: kClockBehind until the first tick at or after it.
+  IdBatch before_gate(std::int64_t now_ns, std::uint64_t s) noexcept {
+    if (now_ns < min_ns) return before_start(now_ns, s);
+    if ((s & kStopped) != 0) return stopped();
+    if (lease != nullptr && lease->lost()) return lease_refusal();
+    if (wait_ticks > max_ticks) return refuse(Code::kOutOfRange);
+    counters.clock_behind.fetch_add(1, std::memory_order_relaxed);
+    return fail(Code::kClockBehind, Duration(gate_ns - now_ns));
+  }
+
   // The clock reads before the epoch or `not_before`. If ids were issued, that
   // is a backward step like any other; otherwise the instant is out of range.
   IdBatch before_start(std::int64_t now_ns, std::uint64_t s) noexcept {
@@ -227,19 +282,23 @@ struct Generator::Impl {
   }
 
   // Retries while the answer says waiting helps, pausing on the clock, for at
-  // most max_wait of monotonic time.
+  // most max_wait of monotonic time. Gives up at once when the answer asks for
+  // a longer wait than is left (a wait_until far ahead): a pause that long
+  // would overrun max_wait. kLeaseUncertain is returned without waiting: only
+  // the keeper's next renewal can change it, and callers should see it.
   IdBatch wait_for(std::uint32_t n) noexcept {
     IdBatch b = attempt(n);
-    if (b.code != Code::kSequenceExhausted && b.code != Code::kClockBehind) return b;
+    if (!waiting_helps(b.code)) return b;
     const MonoTime start = clock.mono_now();
     for (;;) {
-      clock.pause(b.retry_after);
-      b = attempt(n);
-      if (b.code != Code::kSequenceExhausted && b.code != Code::kClockBehind) return b;
-      if (clock.mono_now() - start > max_wait) {
+      const Duration left = max_wait - (clock.mono_now() - start);
+      if (left < Duration::zero() || b.retry_after > left) {
         counters.waits_gave_up.fetch_add(1, std::memory_order_relaxed);
         return b;
       }
+      clock.pause(b.retry_after);
+      b = attempt(n);
+      if (!waiting_helps(b.code)) return b;
     }
   }
 };
@@ -284,6 +343,16 @@ Result<std::unique_ptr<Generator>> Generator::create(const Clock& clock, Generat
   g.min_ns = std::max(g.epoch_ns,
                       g.opt.not_before ? g.opt.not_before->time_since_epoch().count() : g.epoch_ns);
   g.max_ticks = l.max_ticks();
+  g.gate_ns = g.min_ns;
+  if (g.opt.wait_until && g.opt.wait_until->time_since_epoch().count() > g.min_ns) {
+    // Ids carry the start of their tick, so the first permitted tick is the
+    // first one starting at or after wait_until. Past the layout's end of
+    // life no tick is: the gate is then never reached (kOutOfRange).
+    const std::int64_t since = g.opt.wait_until->time_since_epoch().count() - g.epoch_ns;
+    g.wait_ticks = since / g.unit_ns + (since % g.unit_ns != 0 ? 1 : 0);
+    g.gate_ns = g.wait_ticks > g.max_ticks ? INT64_MAX : g.epoch_ns + g.wait_ticks * g.unit_ns;
+  }
+  g.lease = g.opt.lease.get();
   g.backward_ticks = g.opt.max_backward.count() / g.unit_ns;
   g.borrow_ticks = g.opt.max_borrow.count() / g.unit_ns;
   g.window_ticks = ceil_div(g.opt.fence_window.count(), g.unit_ns);
@@ -371,13 +440,10 @@ Status Generator::health() const { return impl_->health(); }
 GeneratorStats Generator::stats() const noexcept {
   const auto& c = impl_->counters;
   auto get = [](const std::atomic<std::uint64_t>& a) { return a.load(std::memory_order_relaxed); };
-  return GeneratorStats{get(c.sequence_exhausted),
-                        get(c.clock_behind),
-                        get(c.waits_gave_up),
-                        get(c.borrowed_ticks),
-                        get(c.fence_writes),
-                        get(c.fence_write_failures),
-                        get(c.refusals)};
+  return GeneratorStats{get(c.sequence_exhausted), get(c.clock_behind),
+                        get(c.waits_gave_up),      get(c.borrowed_ticks),
+                        get(c.fence_writes),       get(c.fence_write_failures),
+                        get(c.refusals),           get(c.lease_refusals)};
 }
 
 const Layout& Generator::layout() const noexcept { return impl_->opt.layout; }

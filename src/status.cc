@@ -12,6 +12,8 @@ std::string_view code_name(Code code) noexcept {
       return "CLOCK_BEHIND";
     case Code::kUnavailable:
       return "UNAVAILABLE";
+    case Code::kLeaseUncertain:
+      return "LEASE_UNCERTAIN";
     case Code::kClockMovedBack:
       return "CLOCK_MOVED_BACK";
     case Code::kUnhealthy:
@@ -26,6 +28,10 @@ std::string_view code_name(Code code) noexcept {
       return "DATA_LOSS";
     case Code::kNotFound:
       return "NOT_FOUND";
+    case Code::kLeaseLost:
+      return "LEASE_LOST";
+    case Code::kResourceExhausted:
+      return "RESOURCE_EXHAUSTED";
   }
   return "UNKNOWN";
 }

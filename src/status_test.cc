@@ -24,6 +24,7 @@ const std::vector<CodeCase>& all_codes() {
       {Code::kSequenceExhausted, 1, "SEQUENCE_EXHAUSTED", true},
       {Code::kClockBehind, 2, "CLOCK_BEHIND", true},
       {Code::kUnavailable, 3, "UNAVAILABLE", true},
+      {Code::kLeaseUncertain, 4, "LEASE_UNCERTAIN", true},
       {Code::kClockMovedBack, 10, "CLOCK_MOVED_BACK", false},
       {Code::kUnhealthy, 11, "UNHEALTHY", false},
       {Code::kOutOfRange, 12, "OUT_OF_RANGE", false},
@@ -31,6 +32,8 @@ const std::vector<CodeCase>& all_codes() {
       {Code::kFailedPrecondition, 14, "FAILED_PRECONDITION", false},
       {Code::kDataLoss, 15, "DATA_LOSS", false},
       {Code::kNotFound, 16, "NOT_FOUND", false},
+      {Code::kLeaseLost, 17, "LEASE_LOST", false},
+      {Code::kResourceExhausted, 18, "RESOURCE_EXHAUSTED", false},
   };
   return cases;
 }
@@ -49,10 +52,10 @@ TEST(StatusCode, EachCodeHasItsStableName) {
 
 TEST(StatusCode, UnknownValueIsNamedUnknown) {
   EXPECT_EQ(code_name(static_cast<Code>(99)), "UNKNOWN");
-  EXPECT_EQ(code_name(static_cast<Code>(4)), "UNKNOWN");
+  EXPECT_EQ(code_name(static_cast<Code>(5)), "UNKNOWN");
 }
 
-TEST(StatusCode, OnlyExhaustedSequenceClockBehindAndUnavailableAreRetryable) {
+TEST(StatusCode, OnlyWaitingCodesAreRetryable) {
   for (const CodeCase& c : all_codes()) {
     EXPECT_EQ(is_retryable(c.code), c.retryable) << c.name;
   }

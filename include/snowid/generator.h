@@ -23,6 +23,10 @@
 //   fence: before it would, it durably stores a fence `fence_window` ahead. On
 //   creation, a clock behind the stored fence is waited out like a backward
 //   step, and refused if it is behind by more than `max_backward`.
+// - With `wait_until`, no id carries a time before it (kClockBehind until the
+//   clock gets there). With a `lease`, no id is issued unless the guard
+//   permits it (kLeaseUncertain, or kLeaseLost for good). Both bound id
+//   times, so they hold whatever the wall clock does; see generator_lease_test.cc.
 #pragma once
 
 #include <cstdint>
@@ -32,6 +36,7 @@
 
 #include "snowid/fence.h"
 #include "snowid/layout.h"
+#include "snowid/lease_guard.h"
 #include "snowid/status.h"
 #include "snowid/time.h"
 
@@ -53,7 +58,8 @@ struct GeneratorOptions {
   Duration max_borrow = Duration::zero();
   // Longest next()/reserve() waits, measured on the monotonic clock, before
   // giving up with the retryable code that made it wait. Protects callers from
-  // a wall clock that has stopped. Default max_backward + 50 ms.
+  // a wall clock that has stopped. A wait asked for that is longer than what
+  // is left (a far wait_until) is given up at once. Default max_backward + 50 ms.
   Duration max_wait = Duration::zero();  // zero: the default
   // Optional persisted fence. Shared ownership: the generator writes to it.
   std::shared_ptr<FenceStore> fence_store;
@@ -63,6 +69,23 @@ struct GeneratorOptions {
   // Ids for instants before this are refused with kOutOfRange (use the
   // cut-over of the layout's era in a LayoutHistory). Default: the epoch.
   std::optional<WallTime> not_before;
+  // Until the clock reaches this instant, calls answer kClockBehind (retryable)
+  // and next()/reserve() wait for it, within max_wait. A new holder of a
+  // leased worker id sets it past the previous holder's high-water mark.
+  // It bounds id times, not clock readings: no id's time (the start of its
+  // tick) is before it, so the first tick used is the first one starting at
+  // or after it. Once such a tick is issued, a clock stepped back below it is
+  // an ordinary backward step. At or before the epoch or not_before: no effect.
+  std::optional<WallTime> wait_until;
+  // Optional worker-id lease (see lease_guard.h). With one, every id also
+  // needs the guard's permission: kLeaseUncertain while it is not renewed in
+  // time or the id's time is past its high-water mark, kLeaseLost once lost.
+  // Asked once per claim, just before the compare-and-swap: the monotonic
+  // clock against the deadline, and the id's time (the start of its tick,
+  // also for a borrowed tick and for every id of a reserve() batch) against
+  // the high-water cap. next()/reserve() never wait on kLeaseUncertain: only
+  // a renewal can change it. Without a lease the monotonic clock is not read.
+  std::shared_ptr<const LeaseGuard> lease;
   // Called once, on the thread that saw the clock go back beyond
   // max_backward. Must not call back into the generator.
   std::function<void(const Status&)> on_unhealthy;
@@ -88,12 +111,13 @@ struct [[nodiscard]] IdBatch {
 // Counters of the slow paths only; the hot path touches none of them.
 struct GeneratorStats {
   std::uint64_t sequence_exhausted = 0;    // calls that found the tick's sequence used up
-  std::uint64_t clock_behind = 0;          // calls that found the clock behind the last tick
+  std::uint64_t clock_behind = 0;          // calls that found the clock behind (a tick, wait_until)
   std::uint64_t waits_gave_up = 0;         // next()/reserve() that hit max_wait
   std::uint64_t borrowed_ticks = 0;        // ticks started ahead of the clock
   std::uint64_t fence_writes = 0;          // fences stored
   std::uint64_t fence_write_failures = 0;  // fence stores that failed
-  std::uint64_t refusals = 0;              // kClockMovedBack, kUnhealthy, kOutOfRange answers
+  std::uint64_t refusals = 0;              // kClockMovedBack, kUnhealthy, kOutOfRange, kLeaseLost
+  std::uint64_t lease_refusals = 0;        // kLeaseUncertain and kLeaseLost answers
 };
 
 class Generator {

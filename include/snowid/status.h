@@ -18,6 +18,7 @@ enum class Code : std::uint8_t {
   kSequenceExhausted = 1,  // this time unit's sequence is used up; the next unit frees it
   kClockBehind = 2,        // the clock is behind the last issued time, within the threshold
   kUnavailable = 3,        // a transient failure (for example the time fence could not be written)
+  kLeaseUncertain = 4,     // the worker-id lease is not confirmed: renewals late, or a new id pending
   // Not retryable: something must change first.
   kClockMovedBack = 10,      // the clock went back by more than the threshold; now unhealthy
   kUnhealthy = 11,           // an earlier refusal stands; build a new generator after fixing it
@@ -26,12 +27,14 @@ enum class Code : std::uint8_t {
   kFailedPrecondition = 14,  // state forbids it, e.g. the clock is far behind the stored fence
   kDataLoss = 15,            // persisted state is unreadable
   kNotFound = 16,            // a named thing (a preset, a file) does not exist
+  kLeaseLost = 17,           // the worker-id lease was revoked or expired; this holder must stop
+  kResourceExhausted = 18,   // no free worker id in the region's block (all held or quarantined)
 };
 
 // True when retrying the same call later may succeed.
 constexpr bool is_retryable(Code code) noexcept {
   return code == Code::kSequenceExhausted || code == Code::kClockBehind ||
-         code == Code::kUnavailable;
+         code == Code::kUnavailable || code == Code::kLeaseUncertain;
 }
 
 // A short stable name such as "CLOCK_MOVED_BACK", for logs and protocol errors.

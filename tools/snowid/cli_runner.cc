@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -22,8 +23,13 @@ namespace snowid::cli::testing {
 namespace {
 
 std::vector<std::string> child_environment(const CliRun& run) {
-  std::vector<std::pair<std::string, std::optional<std::string>>> changes = {
-      {"SNOWID_STATE_DIR", std::nullopt}, {"XDG_STATE_HOME", std::nullopt}, {"HOME", std::nullopt}};
+  std::vector<std::pair<std::string, std::optional<std::string>>> changes;
+  for (const char* name :
+       {"SNOWID_STATE_DIR", "XDG_STATE_HOME", "HOME", "SNOWID_REGION", "SNOWID_ETCD_ENDPOINTS",
+        "SNOWID_ETCD_PREFIX", "SNOWID_ETCD_CLUSTER", "SNOWID_ETCD_CA", "SNOWID_ETCD_CERT",
+        "SNOWID_ETCD_KEY", "SNOWID_ETCD_USER", "SNOWID_ETCD_PASSWORD"}) {
+    changes.emplace_back(name, std::nullopt);
+  }
   changes.insert(changes.end(), run.env.begin(), run.env.end());
   std::vector<std::string> env;
   for (char** e = environ; *e != nullptr; ++e) {
@@ -56,9 +62,9 @@ void check(bool ok, const char* what) {
   if (!ok) throw std::runtime_error(std::string(what) + ": " + std::strerror(errno));
 }
 
-}  // namespace
-
-CliResult run_cli(const CliRun& run) {
+// Starts the binary with pipes for stdin, stdout and stderr; returns its pid
+// and the parent's ends of the pipes.
+pid_t spawn(const CliRun& run, int& in_fd, int& out_fd, int& err_fd) {
   // A child that exits before reading all its input must not kill the test.
   static const bool sigpipe_ignored = [] { return ::signal(SIGPIPE, SIG_IGN) != SIG_ERR; }();
   (void)sigpipe_ignored;
@@ -95,11 +101,27 @@ CliResult run_cli(const CliRun& run) {
     errno = rc;
     check(false, "posix_spawn " SNOWID_CLI_PATH);
   }
+  in_fd = in[1];
+  out_fd = out[0];
+  err_fd = err[0];
+  return pid;
+}
+
+int wait_exit(pid_t pid) {
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0) check(errno == EINTR, "waitpid");
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+}  // namespace
+
+CliResult run_cli(const CliRun& run) {
+  int in_fd = -1, out_fd = -1, err_fd = -1;
+  const pid_t pid = spawn(run, in_fd, out_fd, err_fd);
 
   // Feed stdin while draining stdout and stderr, so no pipe fills up.
   CliResult result;
   std::size_t written = 0;
-  int in_fd = in[1];
   if (run.input.empty()) {
     ::close(in_fd);
     in_fd = -1;
@@ -108,8 +130,8 @@ CliResult run_cli(const CliRun& run) {
   }
   bool out_open = true, err_open = true;
   while (out_open || err_open || in_fd >= 0) {
-    pollfd fds[3] = {{out_open ? out[0] : -1, POLLIN, 0},
-                     {err_open ? err[0] : -1, POLLIN, 0},
+    pollfd fds[3] = {{out_open ? out_fd : -1, POLLIN, 0},
+                     {err_open ? err_fd : -1, POLLIN, 0},
                      {in_fd, POLLOUT, 0}};
     if (::poll(fds, 3, -1) < 0) {
       check(errno == EINTR, "poll");
@@ -136,9 +158,7 @@ CliResult run_cli(const CliRun& run) {
       }
     }
   }
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0) check(errno == EINTR, "waitpid");
-  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  result.exit_code = wait_exit(pid);
   return result;
 }
 
@@ -147,6 +167,95 @@ CliResult run_cli(std::vector<std::string> args, std::string input) {
   run.args = std::move(args);
   run.input = std::move(input);
   return run_cli(run);
+}
+
+CliProcess::CliProcess(const CliRun& run) {
+  pid_ = spawn(run, in_, out_, errfd_);
+  if (!run.input.empty()) write(run.input);
+}
+
+CliProcess::~CliProcess() {
+  if (finished_) return;
+  ::kill(pid_, SIGKILL);
+  for (int fd : {in_, out_, errfd_}) {
+    if (fd >= 0) ::close(fd);
+  }
+  int status = 0;
+  while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+  }
+}
+
+bool CliProcess::write(const std::string& text) {
+  if (in_ < 0) return false;
+  std::size_t done = 0;
+  while (done < text.size()) {
+    const ssize_t n = ::write(in_, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return false;
+    done += static_cast<std::size_t>(n);
+  }
+  return true;
+}
+
+void CliProcess::close_input() {
+  if (in_ >= 0) ::close(in_);
+  in_ = -1;
+}
+
+void CliProcess::pump(int timeout_ms) {
+  pollfd fds[2] = {{out_, POLLIN, 0}, {errfd_, POLLIN, 0}};
+  if (::poll(fds, 2, timeout_ms) <= 0) return;
+  char buf[65536];
+  for (int i = 0; i < 2; ++i) {
+    if (fds[i].revents == 0) continue;
+    int& fd = i == 0 ? out_ : errfd_;
+    const ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n > 0) {
+      (i == 0 ? out_buf_ : err_).append(buf, static_cast<std::size_t>(n));
+    } else if (n == 0 || errno != EINTR) {
+      ::close(fd);
+      fd = -1;
+    }
+  }
+}
+
+std::optional<std::string> CliProcess::read_line(std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  for (;;) {
+    if (const auto nl = out_buf_.find('\n'); nl != std::string::npos) {
+      std::string line = out_buf_.substr(0, nl);
+      out_buf_.erase(0, nl + 1);
+      return line;
+    }
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    if (out_ < 0 || left.count() <= 0) return std::nullopt;
+    pump(static_cast<int>(left.count()));
+  }
+}
+
+bool CliProcess::wait_for_err(const std::string& text, std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  for (;;) {
+    if (err_.find(text) != std::string::npos) return true;
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    if ((out_ < 0 && errfd_ < 0) || left.count() <= 0) return false;
+    pump(static_cast<int>(left.count()));
+  }
+}
+
+void CliProcess::send_signal(int sig) { check(::kill(pid_, sig) == 0, "kill"); }
+
+CliResult CliProcess::finish() {
+  close_input();
+  while (out_ >= 0 || errfd_ >= 0) pump(-1);
+  CliResult result;
+  result.exit_code = wait_exit(pid_);
+  finished_ = true;
+  result.out = std::move(out_buf_);
+  result.err = err_;
+  return result;
 }
 
 bool is_one_line_error(const std::string& err) {

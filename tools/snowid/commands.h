@@ -28,5 +28,6 @@ Command add_decode_command(CLI::App& root);
 Command add_encode_command(CLI::App& root);
 Command add_layout_command(CLI::App& root);
 Command add_bounds_command(CLI::App& root);
+Command add_workers_command(CLI::App& root);
 
 }  // namespace snowid::cli

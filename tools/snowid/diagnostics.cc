@@ -36,6 +36,8 @@ void print_error(std::string_view message) { print_line("snowid: ", message); }
 
 void print_warning(std::string_view message) { print_line("snowid: warning: ", message); }
 
+void print_info(std::string_view message) { print_line("snowid: ", message); }
+
 int report(const Status& status) {
   const int code = exit_code_for(status);
   // A failure names its code (e.g. DATA_LOSS) so that operators can tell

@@ -22,6 +22,9 @@ int exit_code_for(const Status& status) noexcept;
 void print_error(std::string_view message);
 // Writes "snowid: warning: <message>", one line, on stderr.
 void print_warning(std::string_view message);
+// Writes "snowid: <message>", one line, on stderr: news that is neither an
+// error nor a warning, for modes that run a long time (`next --follow`).
+void print_info(std::string_view message);
 
 // Prints the status (its message for bad input, "CODE: message" for a
 // failure) and returns exit_code_for(status).

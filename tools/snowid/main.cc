@@ -26,11 +26,21 @@ int usage_error(const CLI::ParseError& e, const CLI::App& root,
   std::vector<std::string> unknown = root.remaining();
   for (const Command& c : commands) {
     if (!c.app->parsed()) continue;
-    help = "snowid " + c.app->get_name() + " --help";
-    if (!c.app->get_allow_extras()) {
-      const std::vector<std::string> extra = c.app->remaining();
-      unknown.insert(unknown.begin(), extra.begin(), extra.end());
+    // The innermost command given (e.g. "workers list") is the one to ask
+    // for help on, and each level may hold unknown arguments.
+    std::string name = c.app->get_name();
+    const CLI::App* app = c.app;
+    for (;;) {
+      if (!app->get_allow_extras()) {
+        const std::vector<std::string> extra = app->remaining();
+        unknown.insert(unknown.begin(), extra.begin(), extra.end());
+      }
+      const std::vector<CLI::App*> subs = app->get_subcommands();
+      if (subs.empty()) break;
+      app = subs.front();
+      name += " " + app->get_name();
     }
+    help = "snowid " + name + " --help";
   }
   // CLI11 checks required options before unexpected ones, but a mistyped
   // option ("--hots 1") is the more useful thing to report.
@@ -58,14 +68,14 @@ int run(int argc, char** argv) {
   const std::vector<Command> commands = {
       snowid::cli::add_next_command(app),   snowid::cli::add_decode_command(app),
       snowid::cli::add_encode_command(app), snowid::cli::add_layout_command(app),
-      snowid::cli::add_bounds_command(app),
+      snowid::cli::add_bounds_command(app), snowid::cli::add_workers_command(app),
   };
   if (!args.empty() && args.front().rfind("-", 0) != 0) {
     bool known = false;
     for (const Command& c : commands) known = known || c.app->get_name() == args.front();
     if (!known) {
       snowid::cli::print_error("unknown command \"" + args.front() +
-                               "\" (expected next, decode, encode, layout or bounds); see "
+                               "\" (expected next, workers, decode, encode, layout or bounds); see "
                                "snowid --help");
       return snowid::cli::kExitUsage;
     }

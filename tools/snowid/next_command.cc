@@ -1,5 +1,9 @@
-// `snowid next`: generate ids for one worker, keeping its time fence in the
-// state directory so that a later run never reuses time.
+// `snowid next`: lease a worker id from the registry (etcd, or the file
+// registry of this host), generate ids under that lease, keep each worker's
+// time fence in the state directory so that a later run never reuses time,
+// and give the id back at the end.
+#include <unistd.h>
+
 #include <cstdint>
 #include <cstdio>
 #include <memory>
@@ -7,41 +11,42 @@
 
 #include "commands.h"
 #include "diagnostics.h"
-#include "fence_file.h"
 #include "issue_ids.h"
 #include "layout_describe.h"
 #include "layout_option.h"
 #include "number_text.h"
+#include "registry_option.h"
 #include "state_dir.h"
-#include "worker_lock.h"
 
 namespace snowid::cli {
 namespace {
 
 constexpr std::uint64_t kMaxCount = 1'000'000;
-// How long a run waits for another run of the same worker to finish.
-constexpr Duration kLockWait = std::chrono::seconds(10);
 
 struct NextOptions {
   std::string count = "1";
-  std::string region = "0";
+  std::string region;
   std::string host;
-  std::string state_dir;
-  bool state_dir_given = false;
   std::string layout;
+  bool follow = false;
+  RegistryFlags registry;
+  CLI::Option* region_option = nullptr;
+  CLI::Option* host_option = nullptr;
 };
 
 int run_next(const NextOptions& opt) {
-  // An empty --state-dir is most likely an unset shell variable; falling back
-  // to the default directory would silently use a different fence.
-  if (opt.state_dir_given && opt.state_dir.empty()) {
-    return report(Status(Code::kInvalidArgument, "--state-dir is empty"));
-  }
   Result<std::uint64_t> count = parse_number(opt.count, "-n", 1, kMaxCount);
   if (!count.is_ok()) return report(count.status());
-  Result<WorkerId> parsed_worker = parse_worker(opt.region, opt.host);
-  if (!parsed_worker.is_ok()) return report(parsed_worker.status());
-  const WorkerId worker = parsed_worker.value();
+  Result<std::optional<std::uint32_t>> region =
+      region_setting(opt.region, opt.region_option->count() > 0);
+  if (!region.is_ok()) return report(region.status());
+  std::optional<std::uint32_t> host;
+  if (opt.host_option->count() > 0) {
+    Result<std::uint64_t> h = parse_number(opt.host, "--host", 0, UINT32_MAX);
+    if (!h.is_ok()) return report(h.status());
+    host = static_cast<std::uint32_t>(h.value());
+  }
+  const WorkerId worker{region.value().value_or(0), host.value_or(0)};
 
   const WallTime now = system_clock().wall_now();
   Result<LayoutFile> file = resolve_layout(opt.layout, now);
@@ -56,49 +61,53 @@ int run_next(const NextOptions& opt) {
   if (Status s = layout.check_worker(worker); !s.is_ok()) return report(s);
   for (const std::string& w : outlook_of(layout, now).warnings) print_warning(w);
 
-  Result<std::string> dir = find_state_dir(opt.state_dir);
-  if (!dir.is_ok()) return report(dir.status());
-  if (Status s = make_dirs(dir.value()); !s.is_ok()) return report(s);
-  const std::string fence = fence_path(dir.value(), worker);
-  Result<WorkerLock> lock = WorkerLock::acquire(fence + ".lock", kLockWait);
-  if (!lock.is_ok()) return report(lock.status());
-
+  Result<RegistrySettings> settings = resolve_registry(opt.registry, true);
+  if (!settings.is_ok()) return report(settings.status());
+  if (Status s = make_dirs(settings->state_dir); !s.is_ok()) return report(s);
   IssueRequest request;
   request.history = &file->history;
   request.era = era.value();
-  request.worker = worker;
-  request.fence = std::make_shared<RecordingFenceStore>(fence);
+  request.region = worker.region;
+  request.host = host;
+  const RegistrySettings registry = settings.value();
+  request.open_registry = [registry](const Layout& l) {
+    return open_registry(registry, l, system_clock());
+  };
+  request.timing = lease_timing_for(registry);
+  request.holder = this_holder(now);
+  request.state_dir = registry.state_dir;
   request.count = count.value();
-  return issue_ids(request, stdout);
+  return opt.follow ? follow_ids(request, STDIN_FILENO, stdout) : issue_ids(request, stdout);
 }
 
 }  // namespace
 
 Command add_next_command(CLI::App& root) {
   auto opt = std::make_shared<NextOptions>();
-  CLI::App* app = root.add_subcommand("next", "Generate ids, one per line");
-  app->add_option("-n,--count", opt->count, "How many ids, 1 to 1000000")
+  CLI::App* app = root.add_subcommand(
+      "next", "Generate ids, one per line, on a worker id leased from the registry");
+  app->add_option("-n,--count", opt->count,
+                  "How many ids, 1 to 1000000 (per request with --follow)")
       ->type_name("N")
       ->capture_default_str();
-  app->add_option("--region", opt->region, "Region of this worker")
-      ->type_name("R")
-      ->capture_default_str();
-  app->add_option("--host", opt->host, "Host of this worker within its region")
-      ->type_name("H")
-      ->required();
-  CLI::Option* state_dir =
-      app->add_option("--state-dir", opt->state_dir,
-                      "Where the time fence is kept (default $SNOWID_STATE_DIR, "
-                      "else $XDG_STATE_HOME/snowid, else ~/.local/state/snowid)")
-          ->type_name("DIR");
+  opt->region_option =
+      app->add_option("--region", opt->region, "Region to lease in (env SNOWID_REGION, default 0)")
+          ->type_name("R");
+  opt->host_option = app->add_option("--host", opt->host,
+                                     "Pin this host id of the region instead of leasing any "
+                                     "free one; waits up to 10 s while another run holds it")
+                         ->type_name("H");
+  app->add_flag("--follow", opt->follow,
+                "Keep the lease and answer requests from stdin: an empty line prints -n ids, a "
+                "number N prints N; ends at end of input or on SIGTERM/SIGINT");
+  add_registry_options(*app, opt->registry);
   add_layout_option(*app, opt->layout);
   app->footer(
-      "Exit status: 0 ok, 1 the generator refused or I/O failed (ids already printed stay "
-      "valid), 2 bad input.");
-  return {app, [opt, state_dir](const Operands&) {
-            opt->state_dir_given = state_dir->count() > 0;
-            return run_next(*opt);
-          }};
+      "The worker id is leased from etcd (--etcd or SNOWID_ETCD_ENDPOINTS) or, without it, from "
+      "the file registry in the state directory, and released at the end.\n"
+      "Exit status: 0 ok, 1 the generator refused, no worker id was free, the registry could "
+      "not be reached or I/O failed (ids already printed stay valid), 2 bad input.");
+  return {app, [opt](const Operands&) { return run_next(*opt); }};
 }
 
 }  // namespace snowid::cli

@@ -248,14 +248,6 @@ TEST(Next, RefusesBadCountsAndWorkers) {
   }
 }
 
-TEST(Next, RequiresTheHost) {
-  TempDir state;
-  const CliResult r = run_cli({"next", "--state-dir", state.path()});
-  EXPECT_EQ(r.exit_code, 2);
-  EXPECT_TRUE(is_one_line_error(r.err)) << r.err;
-  EXPECT_NE(r.err.find("--host"), std::string::npos) << r.err;
-}
-
 TEST(Next, RefusesADecodeOnlyLayout) {
   TempDir state;
   const CliResult r =

@@ -10,6 +10,7 @@ namespace snowid::cli::testing {
 namespace {
 
 const std::vector<std::string> kSubcommands = {"next", "decode", "encode", "layout", "bounds"};
+// `workers` has subcommands of its own (WorkersSubcommandsHaveHelpAndRefuseUnknownFlags).
 
 TEST(Usage, HelpOnEverySubcommandPrintsUsageAndSucceeds) {
   for (const std::string& sub : kSubcommands) {
@@ -23,6 +24,7 @@ TEST(Usage, HelpOnEverySubcommandPrintsUsageAndSucceeds) {
   for (const std::string& sub : kSubcommands) {
     EXPECT_NE(top.out.find(sub), std::string::npos) << top.out;
   }
+  EXPECT_NE(top.out.find("workers"), std::string::npos) << top.out;
 }
 
 TEST(Usage, VersionPrintsTheVersion) {
@@ -49,6 +51,24 @@ TEST(Usage, UnknownFlagOnEverySubcommandIsAOneLineUsageError) {
     EXPECT_TRUE(is_one_line_error(r.err)) << sub << ": " << r.err;
     EXPECT_NE(r.err.find("--no-such-flag"), std::string::npos) << sub << ": " << r.err;
   }
+}
+
+TEST(Usage, WorkersSubcommandsHaveHelpAndRefuseUnknownFlags) {
+  for (const std::string sub : {"list", "fence"}) {
+    const CliResult help = run_cli({"workers", sub, "--help"});
+    EXPECT_EQ(help.exit_code, 0) << sub << ": " << help.err;
+    EXPECT_NE(help.out.find("--layout"), std::string::npos) << sub << ": " << help.out;
+    EXPECT_NE(help.out.find("--etcd"), std::string::npos) << sub << ": " << help.out;
+    const CliResult bad = run_cli({"workers", sub, "--no-such-flag"});
+    EXPECT_EQ(bad.exit_code, 2) << sub;
+    EXPECT_EQ(bad.out, "") << sub;
+    EXPECT_TRUE(is_one_line_error(bad.err)) << sub << ": " << bad.err;
+    EXPECT_NE(bad.err.find("--no-such-flag"), std::string::npos) << sub << ": " << bad.err;
+    EXPECT_NE(bad.err.find("snowid workers " + sub + " --help"), std::string::npos) << bad.err;
+  }
+  const CliResult bare = run_cli({"workers"});
+  EXPECT_EQ(bare.exit_code, 2);
+  EXPECT_TRUE(is_one_line_error(bare.err)) << bare.err;
 }
 
 TEST(Usage, ArgumentsAfterDoubleDashAreIdsEvenWhenTheyLookLikeOptions) {

@@ -1,0 +1,796 @@
+// The etcd worker-id registry: the WorkerRegistry contract (lease.h) kept
+// with etcd transactions, through the JSON gateway.
+//
+// Each worker id has two keys (worker_keys.h): `holder`, attached to the
+// holder's lease so that etcd deletes it when the lease is revoked or
+// expires, and `mark`, without a lease, which outlives every holder. Every
+// write to the mark is conditional on the holder key being the one the writer
+// created (or absent, for acquire and fence), so a holder that lost its lease
+// can never move the mark after a successor has read it.
+//
+// Wall time (release times, quarantine) comes only from the injected Clock.
+// Network deadlines (wait_lost's timeout, the per-request timeout) are real
+// elapsed time on the steady clock: they bound waits on sockets.
+#include "snowid/etcd_registry.h"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <exception>
+#include <map>
+#include <mutex>
+#include <random>
+#include <set>
+#include <thread>
+#include <utility>
+
+#include "etcd_registry_internal.h"
+#include "gateway_client.h"
+#include "gateway_json.h"
+#include "worker_keys.h"
+#include "worker_values.h"
+
+namespace snowid {
+namespace etcd {
+namespace {
+
+// Rounds of read-then-transact before acquire gives up on a contended block.
+// Each lost round means another acquirer won an id, so this also bounds how
+// many ids can be taken under an acquirer's feet: more than a small block.
+constexpr int kAcquireRounds = 64;
+// Rounds of compare-and-set on a mark before renew, release or fence give up.
+constexpr int kMarkRounds = 16;
+
+std::string worker_text(WorkerId w) {
+  return std::to_string(w.region) + "/" + std::to_string(w.host);
+}
+
+std::string at_ms(WallTime t) { return format_iso8601(t); }
+
+Status unavailable(std::string message) { return Status(Code::kUnavailable, std::move(message)); }
+
+// The larger of two optional instants.
+std::optional<WallTime> later(std::optional<WallTime> a, std::optional<WallTime> b) {
+  if (!a) return b;
+  if (!b) return a;
+  return std::max(*a, *b);
+}
+
+// The instant an id that is not held becomes free: quarantine after the
+// later of its release and its mark. nullopt: free since forever.
+std::optional<WallTime> free_from(const MarkValue& mark, Duration quarantine) {
+  const std::optional<WallTime> last = later(mark.released_at, mark.high_water);
+  if (!last) return std::nullopt;
+  return *last + quarantine;
+}
+
+// One worker id's keys as read from etcd.
+struct Slot {
+  std::optional<KeyValue> holder;
+  std::optional<KeyValue> mark;
+};
+
+// The kvs of the i-th response of a transaction's branch, or none.
+Result<std::optional<KeyValue>> kv_of(const TxnReply& reply, std::size_t i) {
+  if (reply.responses.size() <= i || reply.responses[i].kind != Op::Kind::kRange) {
+    return unavailable("etcd gateway sent a txn reply without the expected range");
+  }
+  const std::vector<KeyValue>& kvs = reply.responses[i].kvs;
+  if (kvs.empty()) return std::optional<KeyValue>();
+  return std::optional<KeyValue>(kvs.front());
+}
+
+Result<MarkValue> mark_of(const std::optional<KeyValue>& kv) {
+  if (!kv) return MarkValue{};
+  return decode_mark(kv->value);
+}
+
+class EtcdRegistry final : public WorkerRegistry {
+ public:
+  EtcdRegistry(const Clock& clock, EtcdOptions options, GatewayOptions gateway, FaultHook hook)
+      : clock_(clock),
+        options_(std::move(options)),
+        keys_(options_.prefix, options_.cluster),
+        client_(std::move(gateway), std::move(hook)),
+        rng_(std::random_device{}()) {}
+
+  ~EtcdRegistry() override {
+    closing_.store(true);
+    wake_waiters();
+  }
+
+  Status connect() { return client_.connect(); }
+
+  // Exceptions (only std::bad_alloc and the like can be thrown here) end
+  // at this boundary as kUnavailable.
+  Result<LeaseGrant> acquire(const LeaseRequest& request) override {
+    return guarded<Result<LeaseGrant>>([&] { return acquire_impl(request); });
+  }
+  Status renew(const LeaseGrant& grant, WallTime high_water) override {
+    return guarded<Status>([&] { return renew_impl(grant, high_water); });
+  }
+  Status release(const LeaseGrant& grant, WallTime high_water) override {
+    return guarded<Status>([&] { return release_impl(grant, high_water); });
+  }
+  Result<bool> wait_lost(const LeaseGrant& grant, Duration timeout) override {
+    return guarded<Result<bool>>([&] { return wait_lost_impl(grant, timeout); });
+  }
+  void wake_waiters() noexcept override {
+    std::lock_guard<std::mutex> lock(waiters_mu_);
+    for (std::atomic<bool>* w : waiters_) w->store(true);
+  }
+  Result<std::vector<WorkerRecord>> list(std::optional<std::uint32_t> region) override {
+    return guarded<Result<std::vector<WorkerRecord>>>([&] { return list_impl(region); });
+  }
+  Status fence(WorkerId worker) override {
+    return guarded<Status>([&] { return fence_impl(worker); });
+  }
+
+ private:
+  template <typename R, typename F>
+  static R guarded(F&& f) {
+    try {
+      return f();
+    } catch (const std::exception& e) {
+      return R(unavailable(std::string("etcd registry: ") + e.what()));
+    } catch (...) {
+      return R(unavailable("etcd registry: unexpected failure"));
+    }
+  }
+
+  Result<LeaseGrant> acquire_impl(const LeaseRequest& request);
+  Status renew_impl(const LeaseGrant& grant, WallTime high_water);
+  Status release_impl(const LeaseGrant& grant, WallTime high_water);
+  Result<bool> wait_lost_impl(const LeaseGrant& grant, Duration timeout);
+  Result<std::vector<WorkerRecord>> list_impl(std::optional<std::uint32_t> region);
+  Status fence_impl(WorkerId worker);
+
+  struct Choice {
+    std::uint32_t host = 0;
+    Slot slot;
+  };
+
+  Result<RangeReply> range(const std::string& key, const std::string& end = {}) {
+    Result<std::string> body = client_.call("/v3/kv/range", range_body(key, end));
+    if (!body.is_ok()) return body.status();
+    return parse_range(body.value());
+  }
+
+  Result<std::optional<KeyValue>> get(const std::string& key) {
+    Result<RangeReply> r = range(key);
+    if (!r.is_ok()) return r.status();
+    if (r->kvs.empty()) return std::optional<KeyValue>();
+    return std::optional<KeyValue>(r->kvs.front());
+  }
+
+  Result<TxnReply> txn(const std::vector<Compare>& compares, const std::vector<Op>& success,
+                       const std::vector<Op>& failure) {
+    Result<std::string> body = client_.call("/v3/kv/txn", txn_body(compares, success, failure));
+    if (!body.is_ok()) return body.status();
+    return parse_txn(body.value());
+  }
+
+  // OK also when the lease is already gone.
+  Status revoke(std::int64_t lease) {
+    Result<std::string> body = client_.call("/v3/lease/revoke", lease_id_body(lease));
+    if (!body.is_ok() && body.status().code() != Code::kNotFound) return body.status();
+    return Status::ok();
+  }
+
+  Status check_worker(WorkerId w) const {
+    if (w.region >= options_.layout.regions()) {
+      return Status(Code::kInvalidArgument,
+                    "region " + std::to_string(w.region) + " is outside the layout's " +
+                        std::to_string(options_.layout.regions()) + " regions");
+    }
+    if (w.host >= options_.layout.workers_per_region()) {
+      return Status(Code::kInvalidArgument,
+                    "host " + std::to_string(w.host) + " is outside the layout's " +
+                        std::to_string(options_.layout.workers_per_region()) + " hosts per region");
+    }
+    return Status::ok();
+  }
+
+  Result<LeaseGrant> try_acquire(const LeaseRequest& request, std::int64_t lease);
+  Result<Choice> choose(const LeaseRequest& request, const RangeReply& region,
+                        std::optional<std::uint32_t> prefer);
+
+  const Clock& clock_;
+  const EtcdOptions options_;
+  const WorkerKeys keys_;
+  GatewayClient client_;
+  std::mutex rng_mu_;
+  std::mt19937_64 rng_;  // guarded by rng_mu_
+  std::atomic<bool> closing_{false};
+  // The cancel flags of the wait_lost() calls in progress.
+  std::mutex waiters_mu_;
+  std::set<std::atomic<bool>*> waiters_;  // guarded by waiters_mu_
+
+  // Registers a wait_lost() call's cancel flag for as long as it lives.
+  class Waiter {
+   public:
+    explicit Waiter(EtcdRegistry& r) : r_(r) {
+      std::lock_guard<std::mutex> lock(r_.waiters_mu_);
+      r_.waiters_.insert(&woken);
+      if (r_.closing_.load()) woken.store(true);
+    }
+    ~Waiter() {
+      std::lock_guard<std::mutex> lock(r_.waiters_mu_);
+      r_.waiters_.erase(&woken);
+    }
+    Waiter(const Waiter&) = delete;
+    Waiter& operator=(const Waiter&) = delete;
+    std::atomic<bool> woken{false};
+
+   private:
+    EtcdRegistry& r_;
+  };
+};
+
+Result<LeaseGrant> EtcdRegistry::acquire_impl(const LeaseRequest& request) {
+  if (const Status s = check_worker({request.region, request.host.value_or(0)}); !s.is_ok()) {
+    return s;
+  }
+  if (const Status s = validate(request.timing); !s.is_ok()) return s;
+  const auto ttl = std::chrono::duration_cast<std::chrono::seconds>(request.timing.ttl).count();
+  Result<std::string> granted = client_.call("/v3/lease/grant", lease_grant_body(ttl));
+  if (!granted.is_ok()) return granted.status();
+  Result<LeaseGrantReply> lease = parse_lease_grant(granted.value());
+  if (!lease.is_ok()) return lease.status();
+  if (lease->ttl < ttl) {
+    // The holder stops issuing stop_after past a renewal on the promise that
+    // the lease lasts ttl; a shorter one could expire while it still issues.
+    (void)revoke(lease->id);
+    return Status(Code::kFailedPrecondition, "etcd granted a " + std::to_string(lease->ttl) +
+                                                 " s lease instead of " + std::to_string(ttl) +
+                                                 " s");
+  }
+
+  Result<LeaseGrant> grant = try_acquire(request, lease->id);
+  if (!grant.is_ok()) {
+    // Revoking also deletes a holder key that a transaction with an unknown
+    // outcome may have written: nothing of this attempt stays behind. If the
+    // revoke fails too, the lease expires after its TTL.
+    (void)revoke(lease->id);
+  }
+  return grant;
+}
+
+Result<EtcdRegistry::Choice> EtcdRegistry::choose(const LeaseRequest& request,
+                                                  const RangeReply& region,
+                                                  std::optional<std::uint32_t> prefer) {
+  std::map<std::uint32_t, Slot> slots;
+  for (const KeyValue& kv : region.kvs) {
+    const std::optional<WorkerKeys::Parsed> p = keys_.parse(kv.key);
+    if (!p || p->worker.region != request.region) continue;
+    Slot& slot = slots[p->worker.host];
+    (p->is_holder ? slot.holder : slot.mark) = kv;
+  }
+  const std::uint64_t block = options_.layout.workers_per_region();
+  const WallTime now = clock_.wall_now();
+  std::uint64_t held = 0;
+  std::uint64_t quarantined = 0;
+  std::uint64_t unreadable = 0;
+  std::optional<WallTime> next_free;
+  // Why a slot cannot be taken now, or nullopt if it can.
+  auto refusal = [&](const Slot& slot) -> std::optional<std::string> {
+    if (slot.holder) {
+      ++held;
+      Result<HolderValue> h = decode_holder(slot.holder->value);
+      return "held by " + (h.is_ok() ? h->info.host + " (pid " + std::to_string(h->info.pid) + ")"
+                                     : std::string("an unreadable holder"));
+    }
+    Result<MarkValue> mark = mark_of(slot.mark);
+    if (!mark.is_ok()) {
+      ++unreadable;
+      return "its mark is unreadable: " + mark.status().message();
+    }
+    const std::optional<WallTime> from = free_from(mark.value(), options_.quarantine);
+    if (from && now < *from) {
+      ++quarantined;
+      next_free = next_free ? std::min(*next_free, *from) : *from;
+      return "quarantined until " + at_ms(*from);
+    }
+    return std::nullopt;
+  };
+
+  if (request.host) {
+    const std::uint32_t host = *request.host;
+    const Slot slot = slots.count(host) ? slots[host] : Slot{};
+    if (std::optional<std::string> why = refusal(slot)) {
+      return Status(Code::kResourceExhausted,
+                    "worker " + worker_text({request.region, host}) + " is " + *why);
+    }
+    return Choice{host, slot};
+  }
+
+  std::vector<std::uint32_t> free;
+  for (std::uint64_t h = 0; h < block; ++h) {
+    const auto host = static_cast<std::uint32_t>(h);
+    const auto it = slots.find(host);
+    if (!refusal(it == slots.end() ? Slot{} : it->second)) free.push_back(host);
+  }
+  if (free.empty()) {
+    std::string message = "no free worker id in region " + std::to_string(request.region) +
+                          ": all " + std::to_string(block) + " are taken (" + std::to_string(held) +
+                          " held, " + std::to_string(quarantined) + " quarantined";
+    if (unreadable > 0) message += ", " + std::to_string(unreadable) + " with unreadable marks";
+    message += ")";
+    if (next_free) message += "; the next leaves quarantine at " + at_ms(*next_free);
+    return Status(Code::kResourceExhausted, message);
+  }
+  std::uint32_t host = 0;
+  if (prefer && std::find(free.begin(), free.end(), *prefer) != free.end()) {
+    host = *prefer;
+  } else {
+    std::lock_guard<std::mutex> lock(rng_mu_);
+    host = free[std::uniform_int_distribution<std::size_t>(0, free.size() - 1)(rng_)];
+  }
+  const auto it = slots.find(host);
+  return Choice{host, it == slots.end() ? Slot{} : it->second};
+}
+
+Result<LeaseGrant> EtcdRegistry::try_acquire(const LeaseRequest& request, std::int64_t lease) {
+  const std::string region_key = keys_.region(request.region);
+  const std::string holder_value = encode_holder(request.holder, lease);
+  // After a transaction whose outcome is unknown: its id, tried first again,
+  // and the mark it saw (the previous holders' high-water mark).
+  std::optional<std::uint32_t> pending_host;
+  std::optional<WallTime> pending_previous;
+
+  auto granted = [&](WorkerId worker, std::int64_t create_revision,
+                     std::optional<WallTime> previous) {
+    LeaseGrant g;
+    g.worker = worker;
+    g.token = encode_token(GrantToken{lease, create_revision, worker});
+    g.previous_high_water = previous;
+    return g;
+  };
+
+  for (int round = 0; round < kAcquireRounds; ++round) {
+    Result<RangeReply> region = range(region_key, prefix_end(region_key));
+    if (!region.is_ok()) return region.status();
+    // A holder key on our lease: a transaction whose reply was lost did
+    // succeed. Its mark now includes our own request, so the previous mark
+    // is the one that transaction saw when it is known, else (conservative)
+    // the current one.
+    for (const KeyValue& kv : region->kvs) {
+      const std::optional<WorkerKeys::Parsed> p = keys_.parse(kv.key);
+      if (!p || !p->is_holder || kv.lease != lease) continue;
+      std::optional<WallTime> previous = pending_previous;
+      if (!pending_host || *pending_host != p->worker.host) {
+        Result<std::optional<KeyValue>> mark = get(keys_.mark(p->worker));
+        if (!mark.is_ok()) return mark.status();
+        Result<MarkValue> m = mark_of(mark.value());
+        if (!m.is_ok()) return m.status();
+        previous = m->high_water;
+      }
+      return granted(p->worker, kv.create_revision, previous);
+    }
+
+    Result<Choice> choice = choose(request, region.value(), pending_host);
+    if (!choice.is_ok()) return choice.status();
+    const WorkerId worker{request.region, choice->host};
+    const Result<MarkValue> old_mark = mark_of(choice->slot.mark);
+    if (!old_mark.is_ok()) return old_mark.status();
+    MarkValue new_mark = old_mark.value();
+    new_mark.high_water = later(old_mark->high_water, request.high_water);
+
+    const std::string holder_key = keys_.holder(worker);
+    const std::string mark_key = keys_.mark(worker);
+    const std::int64_t seen_mark = choice->slot.mark ? choice->slot.mark->mod_revision : 0;
+    Result<TxnReply> reply = txn(
+        {{Compare::Target::kCreate, holder_key, 0}, {Compare::Target::kMod, mark_key, seen_mark}},
+        {Op::put(holder_key, holder_value, lease), Op::put(mark_key, encode_mark(new_mark))},
+        {Op::range(holder_key)});
+    if (!reply.is_ok()) {
+      if (reply.status().code() == Code::kNotFound) {
+        return unavailable("the lease expired while acquiring: " + reply.status().message());
+      }
+      if (reply.status().code() != Code::kUnavailable) return reply.status();
+      // Unknown outcome: ask who holds the id before trying again.
+      Result<std::optional<KeyValue>> holder = get(holder_key);
+      if (!holder.is_ok()) {
+        return unavailable(
+            "acquiring " + worker_text(worker) +
+            ": the outcome is unknown and could not be checked: " + reply.status().message());
+      }
+      if (holder.value() && holder.value()->lease == lease) {
+        return granted(worker, holder.value()->create_revision, old_mark->high_water);
+      }
+      // Not applied (yet): try the same id again, so that a late arrival of
+      // the first transaction cannot leave a second id on our lease.
+      pending_host = choice->host;
+      pending_previous = old_mark->high_water;
+      continue;
+    }
+    if (reply->succeeded) {
+      // Both puts happened at the transaction's revision: the holder key's
+      // create revision.
+      return granted(worker, reply->header.revision, old_mark->high_water);
+    }
+    Result<std::optional<KeyValue>> holder = kv_of(reply.value(), 0);
+    if (!holder.is_ok()) return holder.status();
+    if (holder.value() && holder.value()->lease == lease) {
+      // An earlier transaction of ours did succeed.
+      return granted(worker, holder.value()->create_revision,
+                     pending_host == choice->host ? pending_previous : old_mark->high_water);
+    }
+    // Lost the race for this id (or its mark moved): read again.
+    if (pending_host == choice->host && holder.value()) {
+      pending_host.reset();  // someone else holds it: our earlier try can never land
+      pending_previous.reset();
+    }
+  }
+  return unavailable("no worker id in region " + std::to_string(request.region) + " after " +
+                     std::to_string(kAcquireRounds) + " rounds: too many concurrent acquirers");
+}
+
+Status EtcdRegistry::renew_impl(const LeaseGrant& grant, WallTime high_water) {
+  Result<GrantToken> token = decode_token(grant.token);
+  if (!token.is_ok()) return token.status();
+  Result<std::string> body = client_.call("/v3/lease/keepalive", lease_id_body(token->lease));
+  if (!body.is_ok()) {
+    if (body.status().code() == Code::kNotFound) {
+      return Status(Code::kLeaseLost, "lease of worker " + worker_text(token->worker) +
+                                          " is gone: " + body.status().message());
+    }
+    return body.status();
+  }
+  Result<KeepAliveReply> ka = parse_keepalive(body.value());
+  if (!ka.is_ok()) return ka.status();
+  if (ka->ttl <= 0) {
+    return Status(Code::kLeaseLost,
+                  "lease of worker " + worker_text(token->worker) + " was revoked or expired");
+  }
+
+  const std::string holder_key = keys_.holder(token->worker);
+  const std::string mark_key = keys_.mark(token->worker);
+  Result<std::optional<KeyValue>> mark = get(mark_key);
+  if (!mark.is_ok()) return mark.status();
+  for (int round = 0; round < kMarkRounds; ++round) {
+    Result<MarkValue> old_mark = mark_of(mark.value());
+    if (!old_mark.is_ok()) return old_mark.status();
+    MarkValue new_mark = old_mark.value();
+    new_mark.high_water = later(old_mark->high_water, high_water);
+    const std::int64_t seen = mark.value() ? mark.value()->mod_revision : 0;
+    Result<TxnReply> reply = txn({{Compare::Target::kCreate, holder_key, token->create_revision},
+                                  {Compare::Target::kMod, mark_key, seen}},
+                                 {Op::put(mark_key, encode_mark(new_mark))},
+                                 {Op::range(holder_key), Op::range(mark_key)});
+    if (!reply.is_ok()) return reply.status();
+    if (reply->succeeded) return Status::ok();
+    Result<std::optional<KeyValue>> holder = kv_of(reply.value(), 0);
+    if (!holder.is_ok()) return holder.status();
+    if (!holder.value() || holder.value()->create_revision != token->create_revision) {
+      return Status(Code::kLeaseLost,
+                    "worker " + worker_text(token->worker) + " is no longer held by this lease");
+    }
+    mark = kv_of(reply.value(), 1);
+    if (!mark.is_ok()) return mark.status();
+  }
+  return unavailable("the mark of worker " + worker_text(token->worker) + " kept changing");
+}
+
+Status EtcdRegistry::release_impl(const LeaseGrant& grant, WallTime high_water) {
+  Result<GrantToken> token = decode_token(grant.token);
+  if (!token.is_ok()) return token.status();
+  const std::string holder_key = keys_.holder(token->worker);
+  const std::string mark_key = keys_.mark(token->worker);
+  Result<std::optional<KeyValue>> mark = get(mark_key);
+  if (!mark.is_ok()) return mark.status();
+  // The mark written by a transaction whose outcome is unknown: finding it in
+  // place later means that transaction released the id.
+  std::optional<std::string> pending;
+  Status result =
+      unavailable("the mark of worker " + worker_text(token->worker) + " kept changing");
+  for (int round = 0; round < kMarkRounds; ++round) {
+    Result<MarkValue> old_mark = mark_of(mark.value());
+    if (!old_mark.is_ok()) return old_mark.status();
+    MarkValue new_mark = old_mark.value();
+    new_mark.high_water = later(old_mark->high_water, high_water);
+    new_mark.released_at = clock_.wall_now();
+    const std::string value = encode_mark(new_mark);
+    const std::int64_t seen = mark.value() ? mark.value()->mod_revision : 0;
+    Result<TxnReply> reply = txn({{Compare::Target::kCreate, holder_key, token->create_revision},
+                                  {Compare::Target::kMod, mark_key, seen}},
+                                 {Op::put(mark_key, value), Op::remove(holder_key)},
+                                 {Op::range(holder_key), Op::range(mark_key)});
+    if (!reply.is_ok()) {
+      if (reply.status().code() != Code::kUnavailable || pending) return reply.status();
+      pending = value;  // try once more; the reread tells whether it landed
+      Result<std::optional<KeyValue>> again = get(mark_key);
+      if (!again.is_ok()) return reply.status();
+      mark = std::move(again);
+      if (mark.value() && mark.value()->value == value) {
+        result = Status::ok();
+        break;
+      }
+      continue;
+    }
+    if (reply->succeeded) {
+      result = Status::ok();
+      break;
+    }
+    Result<std::optional<KeyValue>> holder = kv_of(reply.value(), 0);
+    if (!holder.is_ok()) return holder.status();
+    Result<std::optional<KeyValue>> now_mark = kv_of(reply.value(), 1);
+    if (!now_mark.is_ok()) return now_mark.status();
+    if (!holder.value() || holder.value()->create_revision != token->create_revision) {
+      if (pending && now_mark.value() && now_mark.value()->value == *pending) {
+        result = Status::ok();
+      } else {
+        result = Status(Code::kLeaseLost, "worker " + worker_text(token->worker) +
+                                              " was no longer held by this lease");
+      }
+      break;
+    }
+    mark = std::move(now_mark);
+  }
+  if (result.is_ok() || result.code() == Code::kLeaseLost) {
+    // The holder key is gone; the lease has nothing left to keep.
+    (void)revoke(token->lease);
+  }
+  return result;
+}
+
+Result<bool> EtcdRegistry::wait_lost_impl(const LeaseGrant& grant, Duration timeout) {
+  using Steady = std::chrono::steady_clock;
+  Result<GrantToken> token = decode_token(grant.token);
+  if (!token.is_ok()) return token.status();
+  const std::string holder_key = keys_.holder(token->worker);
+  const auto deadline = Steady::now() + timeout;
+  // Events before this revision have been seen. The holder key was created
+  // at create_revision, so anything after it is news.
+  std::int64_t next_revision = token->create_revision + 1;
+  std::size_t endpoint = client_.preferred_endpoint();
+  std::size_t broken_in_a_row = 0;
+  Waiter waiter(*this);
+
+  while (!waiter.woken.load()) {
+    const auto now = Steady::now();
+    if (now >= deadline) return false;
+    bool lost = false;
+    bool recheck = false;  // the watch cannot replay history: read the key instead
+    bool reauth = false;
+    bool watching = false;  // the member accepted the watch
+    const std::string stale_token = client_.token();
+    auto on_line = [&](std::string_view line) {
+      if (const std::optional<GatewayError> e = parse_error(line)) {
+        if (e->code == kGrpcUnauthenticated) reauth = true;
+        return false;
+      }
+      Result<WatchMessage> m = parse_watch_message(line);
+      if (!m.is_ok()) return false;
+      if (m->canceled) {
+        if (m->compact_revision > 0) {
+          recheck = true;
+        } else if (m->cancel_reason.find("auth") != std::string::npos ||
+                   m->cancel_reason.find("Unauthenticated") != std::string::npos) {
+          reauth = true;
+        }
+        return false;
+      }
+      watching = true;
+      for (const WatchEvent& e : m->events) {
+        next_revision = std::max(next_revision, e.kv.mod_revision + 1);
+        if (e.is_delete || e.kv.create_revision != token->create_revision ||
+            e.kv.lease != token->lease) {
+          lost = true;
+          return false;
+        }
+      }
+      return true;
+    };
+    const GatewayClient::StreamResult r =
+        client_.stream(endpoint, "/v3/watch", watch_create_body(holder_key, next_revision),
+                       deadline - now, on_line, &waiter.woken);
+    if (lost) return true;
+    if (r.end == GatewayClient::StreamEnd::kTimedOut ||
+        r.end == GatewayClient::StreamEnd::kCanceled) {
+      return false;
+    }
+    // Only a watch that was running counts as progress: one refused at once
+    // every time must not spin without a pause.
+    if (watching) broken_in_a_row = 0;
+    if (reauth) {
+      const Status s = client_.refresh_token(stale_token);
+      if (s.code() == Code::kInvalidArgument) return s;
+    }
+    if (recheck) {
+      Result<RangeReply> now_holder = range(holder_key);
+      if (now_holder.is_ok()) {
+        if (now_holder->kvs.empty() ||
+            now_holder->kvs.front().create_revision != token->create_revision) {
+          return true;
+        }
+        next_revision = now_holder->header.revision + 1;
+        continue;
+      }
+    }
+    // The stream broke (member gone, restarted, or not answering): the next
+    // member. After a whole round of failures, pause briefly so that a
+    // cluster that is down is not hammered.
+    endpoint = (endpoint + 1) % client_.endpoint_count();
+    if (++broken_in_a_row % client_.endpoint_count() == 0) {
+      const auto left = deadline - Steady::now();
+      std::this_thread::sleep_for(std::min<Duration>(std::chrono::milliseconds(100), left));
+    }
+  }
+  return false;
+}
+
+Result<std::vector<WorkerRecord>> EtcdRegistry::list_impl(std::optional<std::uint32_t> region) {
+  if (region) {
+    if (const Status s = check_worker({*region, 0}); !s.is_ok()) return s;
+  }
+  const std::string key = region ? keys_.region(*region) : keys_.all();
+  Result<RangeReply> r = range(key, prefix_end(key));
+  if (!r.is_ok()) return r.status();
+  std::map<std::pair<std::uint32_t, std::uint32_t>, Slot> slots;
+  for (const KeyValue& kv : r->kvs) {
+    const std::optional<WorkerKeys::Parsed> p = keys_.parse(kv.key);
+    if (!p) continue;
+    Slot& slot = slots[{p->worker.region, p->worker.host}];
+    (p->is_holder ? slot.holder : slot.mark) = kv;
+  }
+  const WallTime now = clock_.wall_now();
+  std::vector<WorkerRecord> out;
+  for (const auto& [id, slot] : slots) {
+    WorkerRecord rec;
+    rec.worker = WorkerId{id.first, id.second};
+    Result<MarkValue> mark = mark_of(slot.mark);
+    if (!mark.is_ok()) {
+      return Status(Code::kDataLoss,
+                    "worker " + worker_text(rec.worker) + ": " + mark.status().message());
+    }
+    rec.high_water = mark->high_water;
+    rec.released_at = mark->released_at;
+    if (slot.holder) {
+      Result<HolderValue> holder = decode_holder(slot.holder->value);
+      if (!holder.is_ok()) {
+        return Status(Code::kDataLoss,
+                      "worker " + worker_text(rec.worker) + ": " + holder.status().message());
+      }
+      rec.holder = holder->info;
+      // What is left of the lease, when etcd says (best effort: a record
+      // without it is still worth showing).
+      Result<std::string> ttl =
+          client_.call("/v3/lease/timetolive", time_to_live_body(slot.holder->lease));
+      if (ttl.is_ok()) {
+        Result<TimeToLiveReply> t = parse_time_to_live(ttl.value());
+        if (t.is_ok() && t->ttl >= 0) rec.ttl_left = std::chrono::seconds(t->ttl);
+      }
+    } else if (const std::optional<WallTime> from = free_from(mark.value(), options_.quarantine);
+               from && now < *from) {
+      rec.quarantined_until = *from;
+    }
+    out.push_back(std::move(rec));
+  }
+  return out;
+}
+
+Status EtcdRegistry::fence_impl(WorkerId worker) {
+  if (const Status s = check_worker(worker); !s.is_ok()) return s;
+  const std::string holder_key = keys_.holder(worker);
+  const std::string mark_key = keys_.mark(worker);
+  Result<std::optional<KeyValue>> holder = get(holder_key);
+  if (!holder.is_ok()) return holder.status();
+  if (!holder.value()) {
+    return Status(Code::kNotFound, "worker " + worker_text(worker) + " is not held");
+  }
+  const KeyValue& held = *holder.value();
+  if (held.lease != 0) {
+    if (const Status s = revoke(held.lease); !s.is_ok()) return s;
+  } else {
+    // Not written by this registry (every holder key has a lease): delete it
+    // if it is still the same key.
+    Result<TxnReply> del = txn({{Compare::Target::kCreate, holder_key, held.create_revision}},
+                               {Op::remove(holder_key)}, {});
+    if (!del.is_ok()) return del.status();
+  }
+
+  // Start the quarantine: released_at = now, keeping the high-water mark.
+  Result<std::optional<KeyValue>> mark = get(mark_key);
+  if (!mark.is_ok()) return mark.status();
+  for (int round = 0; round < kMarkRounds; ++round) {
+    Result<MarkValue> old_mark = mark_of(mark.value());
+    if (!old_mark.is_ok()) return old_mark.status();
+    MarkValue new_mark = old_mark.value();
+    new_mark.released_at = clock_.wall_now();
+    const std::int64_t seen = mark.value() ? mark.value()->mod_revision : 0;
+    Result<TxnReply> reply = txn(
+        {{Compare::Target::kCreate, holder_key, 0}, {Compare::Target::kMod, mark_key, seen}},
+        {Op::put(mark_key, encode_mark(new_mark))}, {Op::range(holder_key), Op::range(mark_key)});
+    if (!reply.is_ok()) return reply.status();
+    if (reply->succeeded) return Status::ok();
+    Result<std::optional<KeyValue>> now_holder = kv_of(reply.value(), 0);
+    if (!now_holder.is_ok()) return now_holder.status();
+    // Someone acquired the id since: the fenced holder is gone and the mark
+    // belongs to the new one.
+    if (now_holder.value()) return Status::ok();
+    mark = kv_of(reply.value(), 1);
+    if (!mark.is_ok()) return mark.status();
+  }
+  return unavailable("the mark of worker " + worker_text(worker) + " kept changing");
+}
+
+// --- Options ------------------------------------------------------------------
+
+Status invalid(std::string message) { return Status(Code::kInvalidArgument, std::move(message)); }
+
+bool valid_cluster_name(const std::string& name) {
+  if (name.empty() || name.size() > 128) return false;
+  return std::all_of(name.begin(), name.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
+           c == '_' || c == '.';
+  });
+}
+
+Result<GatewayOptions> check_options(EtcdOptions& o) {
+  if (o.endpoints.empty()) return invalid("etcd: at least one endpoint is needed");
+  GatewayOptions g;
+  for (const std::string& e : o.endpoints) {
+    Result<std::vector<std::string>> parsed = parse_etcd_endpoints(e);
+    if (!parsed.is_ok()) return parsed.status();
+    if (parsed->size() != 1) return invalid("etcd: one URL per endpoint, not \"" + e + "\"");
+    g.endpoints.push_back(parsed->front());
+  }
+  if (o.prefix.empty() || o.prefix.front() != '/' || o.prefix.back() == '/' ||
+      o.prefix.find("//") != std::string::npos) {
+    return invalid("etcd: the key prefix must start with '/' and not end with one, not \"" +
+                   o.prefix + "\"");
+  }
+  if (!valid_cluster_name(o.cluster)) {
+    return invalid("etcd: the cluster name must be letters, digits, '-', '_' or '.', not \"" +
+                   o.cluster + "\"");
+  }
+  if (!o.layout.can_generate()) {
+    return invalid("etcd: layout \"" + o.layout.name() + "\" cannot generate ids");
+  }
+  if (o.quarantine < Duration::zero() || o.quarantine > std::chrono::hours(1)) {
+    return invalid("etcd: quarantine must be from 0 to 1 hour");
+  }
+  if (o.request_timeout < std::chrono::milliseconds(1) ||
+      o.request_timeout > std::chrono::minutes(1)) {
+    return invalid("etcd: request_timeout must be from 1 ms to 1 minute");
+  }
+  if (!o.key_file.empty() && o.cert_file.empty()) {
+    return invalid("etcd: a client key needs a client certificate");
+  }
+  if (o.user.empty() && !o.password.empty()) return invalid("etcd: a password needs a user");
+  g.request_timeout = o.request_timeout;
+  g.ca_file = o.ca_file;
+  g.cert_file = o.cert_file;
+  g.key_file = o.key_file;
+  g.user = o.user;
+  g.password = o.password;
+  o.endpoints = g.endpoints;
+  return g;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<WorkerRegistry>> make_etcd_registry_with_faults(const Clock& clock,
+                                                                       EtcdOptions options,
+                                                                       FaultHook fault_hook) {
+  try {
+    Result<GatewayOptions> gateway = check_options(options);
+    if (!gateway.is_ok()) return gateway.status();
+    auto registry = std::make_unique<EtcdRegistry>(
+        clock, std::move(options), std::move(gateway).value(), std::move(fault_hook));
+    if (const Status s = registry->connect(); !s.is_ok()) return s;
+    return std::unique_ptr<WorkerRegistry>(std::move(registry));
+  } catch (const std::exception& e) {
+    return unavailable(std::string("etcd registry: ") + e.what());
+  }
+}
+
+}  // namespace etcd
+
+Result<std::unique_ptr<WorkerRegistry>> make_etcd_registry(const Clock& clock,
+                                                           EtcdOptions options) {
+  return etcd::make_etcd_registry_with_faults(clock, std::move(options), nullptr);
+}
+
+}  // namespace snowid

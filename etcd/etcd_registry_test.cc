@@ -1,0 +1,771 @@
+// The etcd registry against real etcd processes (testing/etcd_cluster.h):
+// one member, a 3-member cluster, authentication and TLS. Each test starts
+// its own cluster. Figures measured along the way are printed as
+// "[ measured ] ..." lines.
+#include "snowid/etcd_registry.h"
+
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <map>
+#include <set>
+#include <thread>
+#include <vector>
+
+#include "etcd_registry_internal.h"
+#include "snowid/testing/simulated_clock.h"
+#include "testing/etcd_cluster.h"
+
+namespace snowid {
+namespace {
+
+using namespace std::chrono_literals;
+using etcd::testing::EtcdCluster;
+using etcd::testing::EtcdClusterOptions;
+using Steady = std::chrono::steady_clock;
+
+double ms_between(Steady::time_point a, Steady::time_point b) {
+  return std::chrono::duration<double, std::milli>(b - a).count();
+}
+
+void report(const std::string& what, double value, const char* unit) {
+  std::printf("[ measured ] %s: %.1f %s\n", what.c_str(), value, unit);
+  std::fflush(stdout);
+  ::testing::Test::RecordProperty(what, std::to_string(value) + " " + unit);
+}
+
+// time 41 · region 2 · host `host_bits` · sequence: blocks of 2^host_bits ids.
+Layout small_layout(int host_bits) {
+  LayoutSpec spec;
+  spec.name = "small";
+  spec.fields = {{"time", FieldRole::kTime, 41},
+                 {"region", FieldRole::kRegion, 2},
+                 {"host", FieldRole::kHost, host_bits},
+                 {"sequence", FieldRole::kSequence, 63 - 41 - 2 - host_bits}};
+  return Layout::create(spec).value();
+}
+
+LeaseTiming short_timing() {
+  LeaseTiming t;
+  t.ttl = 2s;
+  t.renew_every = 500ms;
+  t.stop_after = 1500ms;
+  return t;
+}
+
+LeaseRequest request_for(const Clock& clock, std::uint32_t region, std::string host = "test-host",
+                         LeaseTiming timing = {}) {
+  LeaseRequest r;
+  r.region = region;
+  r.holder = HolderInfo{std::move(host), ::getpid(), clock.wall_now(), "127.0.0.1:7000"};
+  r.timing = timing;
+  r.high_water = clock.wall_now() + timing.stop_after;
+  return r;
+}
+
+class EtcdRegistryTest : public ::testing::Test {
+ protected:
+  void start(EtcdClusterOptions o = {}) {
+    Result<std::unique_ptr<EtcdCluster>> c = EtcdCluster::start(std::move(o));
+    ASSERT_TRUE(c.is_ok()) << c.status().to_string();
+    cluster_ = std::move(c).value();
+  }
+  void SetUp() override { start(); }
+
+  EtcdOptions options() const {
+    EtcdOptions o;
+    o.endpoints = cluster_->endpoints();
+    o.cluster = "test";
+    o.quarantine = 10s;
+    o.request_timeout = 1s;
+    return o;
+  }
+
+  // A connected registry, or null after recording the failure.
+  std::unique_ptr<WorkerRegistry> make(EtcdOptions o, const Clock& clock = system_clock()) {
+    Result<std::unique_ptr<WorkerRegistry>> r = make_etcd_registry(clock, std::move(o));
+    EXPECT_TRUE(r.is_ok()) << r.status().to_string();
+    return r.is_ok() ? std::move(r).value() : nullptr;
+  }
+  std::unique_ptr<WorkerRegistry> make() { return make(options()); }
+
+  std::unique_ptr<EtcdCluster> cluster_;
+};
+
+// --- Many acquirers ----------------------------------------------------------
+
+// `threads` acquirers, each with its own registry (its own connections), all
+// asking for an id in region 1 at once. Returns the grants and the refusals.
+struct Race {
+  std::vector<LeaseGrant> grants;
+  std::vector<Status> refusals;
+  double seconds = 0;
+};
+
+Race race(const EtcdOptions& options, int threads) {
+  std::vector<std::unique_ptr<WorkerRegistry>> registries;
+  for (int i = 0; i < threads; ++i) {
+    Result<std::unique_ptr<WorkerRegistry>> r = make_etcd_registry(system_clock(), options);
+    EXPECT_TRUE(r.is_ok()) << r.status().to_string();
+    if (!r.is_ok()) return {};
+    registries.push_back(std::move(r).value());
+  }
+  std::vector<std::optional<Result<LeaseGrant>>> results(static_cast<std::size_t>(threads));
+  std::atomic<int> ready{0};
+  std::atomic<bool> go{false};
+  std::vector<std::thread> pool;
+  for (int i = 0; i < threads; ++i) {
+    pool.emplace_back([&, i] {
+      const auto k = static_cast<std::size_t>(i);
+      const LeaseRequest req = request_for(system_clock(), 1, "host-" + std::to_string(i));
+      ready.fetch_add(1);
+      while (!go.load()) std::this_thread::yield();
+      results[k] = registries[k]->acquire(req);
+    });
+  }
+  while (ready.load() < threads) std::this_thread::yield();
+  const auto t0 = Steady::now();
+  go.store(true);
+  for (std::thread& t : pool) t.join();
+  Race out;
+  out.seconds = ms_between(t0, Steady::now()) / 1000;
+  for (auto& r : results) {
+    if (r->is_ok()) {
+      out.grants.push_back(r->value());
+    } else {
+      out.refusals.push_back(r->status());
+    }
+  }
+  return out;
+}
+
+TEST_F(EtcdRegistryTest, ConcurrentAcquirersAllGetDistinctIds) {
+  const Race r = race(options(), 40);
+  ASSERT_EQ(r.grants.size(), 40u);
+  std::set<std::uint32_t> hosts;
+  for (const LeaseGrant& g : r.grants) {
+    EXPECT_EQ(g.worker.region, 1u);
+    EXPECT_LT(g.worker.host, 256u);
+    hosts.insert(g.worker.host);
+  }
+  EXPECT_EQ(hosts.size(), 40u) << "two acquirers got the same worker id";
+  report("40 concurrent acquirers, 256-id block: grants per second", 40 / r.seconds, "/s");
+
+  auto reg = make();
+  ASSERT_NE(reg, nullptr);
+  Result<std::vector<WorkerRecord>> listed = reg->list(1);
+  ASSERT_TRUE(listed.is_ok()) << listed.status().to_string();
+  EXPECT_EQ(listed->size(), 40u);
+}
+
+TEST_F(EtcdRegistryTest, MoreAcquirersThanTheBlockGetDistinctIdsOrAClearError) {
+  EtcdOptions o = options();
+  o.layout = small_layout(5);  // 32 ids per region
+  const Race r = race(o, 40);
+  ASSERT_EQ(r.grants.size() + r.refusals.size(), 40u);
+  EXPECT_EQ(r.grants.size(), 32u);
+  std::set<std::uint32_t> hosts;
+  for (const LeaseGrant& g : r.grants) hosts.insert(g.worker.host);
+  EXPECT_EQ(hosts.size(), r.grants.size()) << "two acquirers got the same worker id";
+  for (const Status& s : r.refusals) {
+    EXPECT_EQ(s.code(), Code::kResourceExhausted) << s.to_string();
+    EXPECT_NE(s.message().find("region 1"), std::string::npos) << s.message();
+    EXPECT_NE(s.message().find("32 held"), std::string::npos) << s.message();
+  }
+  report("40 acquirers racing for a 32-id block: seconds until all answered", r.seconds, "s");
+}
+
+TEST_F(EtcdRegistryTest, OneMoreThanTheBlockIsRefusedNamingHeldAndQuarantinedIds) {
+  EtcdOptions o = options();
+  o.layout = small_layout(2);  // 4 ids per region
+  auto reg = make(o);
+  ASSERT_NE(reg, nullptr);
+  std::vector<LeaseGrant> grants;
+  for (int i = 0; i < 4; ++i) {
+    Result<LeaseGrant> g = reg->acquire(request_for(system_clock(), 2));
+    ASSERT_TRUE(g.is_ok()) << g.status().to_string();
+    grants.push_back(g.value());
+  }
+  ASSERT_TRUE(reg->release(grants[0], system_clock().wall_now()).is_ok());
+  Result<LeaseGrant> fifth = reg->acquire(request_for(system_clock(), 2));
+  ASSERT_FALSE(fifth.is_ok());
+  EXPECT_EQ(fifth.status().code(), Code::kResourceExhausted);
+  EXPECT_NE(fifth.status().message().find("region 2: all 4 are taken (3 held, 1 quarantined)"),
+            std::string::npos)
+      << fifth.status().message();
+  EXPECT_NE(fifth.status().message().find("leaves quarantine at"), std::string::npos);
+  // The other regions are separate blocks.
+  EXPECT_TRUE(reg->acquire(request_for(system_clock(), 3)).is_ok());
+}
+
+// --- Marks, quarantine, pinning ----------------------------------------------
+
+TEST_F(EtcdRegistryTest, ReleaseRecordsTheMarkAndTheIdRestsForTheQuarantine) {
+  testing::SimulatedClock clock(system_clock().wall_now());
+  auto reg = make(options(), clock);
+  ASSERT_NE(reg, nullptr);
+  const WallTime t0 = clock.wall_now();
+  LeaseRequest req = request_for(clock, 0);
+  req.host = 5;
+  req.high_water = t0 + 8s;
+  Result<LeaseGrant> g = reg->acquire(req);
+  ASSERT_TRUE(g.is_ok()) << g.status().to_string();
+  EXPECT_EQ(g->worker, (WorkerId{0, 5}));
+  EXPECT_FALSE(g->previous_high_water.has_value()) << "a never-used id has no previous mark";
+
+  // A lower mark at release keeps the higher one already recorded.
+  ASSERT_TRUE(reg->release(g.value(), t0 + 1s).is_ok());
+  Result<std::vector<WorkerRecord>> listed = reg->list(0);
+  ASSERT_TRUE(listed.is_ok()) << listed.status().to_string();
+  ASSERT_EQ(listed->size(), 1u);
+  const WorkerRecord& rec = listed->front();
+  EXPECT_FALSE(rec.holder.has_value());
+  const WallTime hw = std::chrono::ceil<std::chrono::milliseconds>(t0 + 8s);
+  EXPECT_EQ(rec.high_water, hw);
+  EXPECT_EQ(rec.released_at, std::chrono::ceil<std::chrono::milliseconds>(t0));
+  EXPECT_EQ(rec.quarantined_until, hw + 10s);
+
+  // Quarantined until the mark plus 10 s, on the registry's clock.
+  req.high_water = t0 + 2s;
+  Result<LeaseGrant> early = reg->acquire(req);
+  ASSERT_FALSE(early.is_ok());
+  EXPECT_EQ(early.status().code(), Code::kResourceExhausted);
+  EXPECT_NE(early.status().message().find("worker 0/5 is quarantined until"), std::string::npos)
+      << early.status().message();
+  clock.set_wall(hw + 10s - 1ns);
+  EXPECT_EQ(reg->acquire(req).status().code(), Code::kResourceExhausted);
+  clock.set_wall(hw + 10s);
+  Result<LeaseGrant> again = reg->acquire(req);
+  ASSERT_TRUE(again.is_ok()) << again.status().to_string();
+  EXPECT_EQ(again->previous_high_water, hw);
+  listed = reg->list(0);
+  ASSERT_TRUE(listed.is_ok());
+  EXPECT_EQ(listed->front().high_water, hw) << "acquire keeps the larger mark";
+  EXPECT_TRUE(listed->front().holder.has_value());
+}
+
+TEST_F(EtcdRegistryTest, PinnedHostIsTakenExactlyOrRefusedWhileHeld) {
+  auto reg = make();
+  ASSERT_NE(reg, nullptr);
+  LeaseRequest req = request_for(system_clock(), 1, "pinned-host");
+  req.host = 200;
+  Result<LeaseGrant> g = reg->acquire(req);
+  ASSERT_TRUE(g.is_ok()) << g.status().to_string();
+  EXPECT_EQ(g->worker, (WorkerId{1, 200}));
+  Result<LeaseGrant> second = reg->acquire(req);
+  ASSERT_FALSE(second.is_ok());
+  EXPECT_EQ(second.status().code(), Code::kResourceExhausted);
+  EXPECT_NE(second.status().message().find("worker 1/200 is held by pinned-host"),
+            std::string::npos)
+      << second.status().message();
+
+  req.host = 256;
+  EXPECT_EQ(reg->acquire(req).status().code(), Code::kInvalidArgument);
+  req.host.reset();
+  req.region = 4;
+  EXPECT_EQ(reg->acquire(req).status().code(), Code::kInvalidArgument);
+  req.region = 1;
+  req.timing.stop_after = req.timing.ttl;
+  EXPECT_EQ(reg->acquire(req).status().code(), Code::kInvalidArgument);
+}
+
+TEST_F(EtcdRegistryTest, RenewKeepsTheLeaseAliveAndOnlyRaisesTheMark) {
+  auto reg = make();
+  ASSERT_NE(reg, nullptr);
+  const LeaseTiming timing = short_timing();  // 2 s TTL
+  Result<LeaseGrant> g = reg->acquire(request_for(system_clock(), 0, "renewer", timing));
+  ASSERT_TRUE(g.is_ok()) << g.status().to_string();
+  const WallTime base = system_clock().wall_now();
+  // Renewals span more than the TTL: the lease lives on.
+  for (int i = 1; i <= 4; ++i) {
+    std::this_thread::sleep_for(600ms);
+    const Status s = reg->renew(g.value(), base + std::chrono::seconds(10 * i));
+    ASSERT_TRUE(s.is_ok()) << s.to_string();
+  }
+  ASSERT_TRUE(reg->renew(g.value(), base).is_ok());  // lower: the mark stays
+  Result<std::vector<WorkerRecord>> listed = reg->list(0);
+  ASSERT_TRUE(listed.is_ok()) << listed.status().to_string();
+  ASSERT_EQ(listed->size(), 1u);
+  const WorkerRecord& rec = listed->front();
+  ASSERT_TRUE(rec.holder.has_value());
+  EXPECT_EQ(rec.holder->host, "renewer");
+  EXPECT_EQ(rec.holder->pid, ::getpid());
+  EXPECT_EQ(rec.holder->address, "127.0.0.1:7000");
+  EXPECT_EQ(rec.high_water, std::chrono::ceil<std::chrono::milliseconds>(base + 40s));
+  ASSERT_TRUE(rec.ttl_left.has_value());
+  EXPECT_GT(*rec.ttl_left, 0s);
+  EXPECT_LE(*rec.ttl_left, 2s);
+  EXPECT_FALSE(rec.quarantined_until.has_value());
+}
+
+TEST_F(EtcdRegistryTest, ALeaseLeftToExpireIsLostAndItsIdQuarantined) {
+  auto reg = make();
+  ASSERT_NE(reg, nullptr);
+  Result<LeaseGrant> g = reg->acquire(request_for(system_clock(), 0, "quiet", short_timing()));
+  ASSERT_TRUE(g.is_ok()) << g.status().to_string();
+  const auto t0 = Steady::now();
+  Result<bool> lost = reg->wait_lost(g.value(), 10s);
+  ASSERT_TRUE(lost.is_ok()) << lost.status().to_string();
+  EXPECT_TRUE(lost.value());
+  report("2 s lease left unrenewed: wait_lost returned after", ms_between(t0, Steady::now()), "ms");
+  const Status renew = reg->renew(g.value(), system_clock().wall_now());
+  EXPECT_EQ(renew.code(), Code::kLeaseLost) << renew.to_string();
+  Result<std::vector<WorkerRecord>> listed = reg->list(0);
+  ASSERT_TRUE(listed.is_ok());
+  ASSERT_EQ(listed->size(), 1u);
+  EXPECT_FALSE(listed->front().holder.has_value());
+  EXPECT_TRUE(listed->front().quarantined_until.has_value());
+}
+
+TEST_F(EtcdRegistryTest, WaitLostReturnsFalseWhenTheTimeoutPassesWhileHeld) {
+  auto reg = make();
+  ASSERT_NE(reg, nullptr);
+  Result<LeaseGrant> g = reg->acquire(request_for(system_clock(), 0));
+  ASSERT_TRUE(g.is_ok()) << g.status().to_string();
+  const auto t0 = Steady::now();
+  Result<bool> lost = reg->wait_lost(g.value(), 300ms);
+  const auto waited = Steady::now() - t0;
+  ASSERT_TRUE(lost.is_ok()) << lost.status().to_string();
+  EXPECT_FALSE(lost.value());
+  EXPECT_GE(waited, 300ms);
+  EXPECT_TRUE(reg->renew(g.value(), system_clock().wall_now()).is_ok());
+}
+
+// --- Fencing -----------------------------------------------------------------
+
+TEST_F(EtcdRegistryTest, FenceEndsTheLeaseAndWaitLostSeesItPromptly) {
+  auto holder = make();
+  auto operator_ = make();
+  ASSERT_NE(holder, nullptr);
+  ASSERT_NE(operator_, nullptr);
+  std::vector<double> latencies;
+  for (int round = 0; round < 5; ++round) {
+    Result<LeaseGrant> g = holder->acquire(request_for(system_clock(), 3));
+    ASSERT_TRUE(g.is_ok()) << g.status().to_string();
+    std::atomic<bool> returned{false};
+    Result<bool> lost(Status(Code::kUnavailable, "not yet"));
+    Steady::time_point returned_at;
+    std::thread watcher([&] {
+      lost = holder->wait_lost(g.value(), 10s);
+      returned_at = Steady::now();
+      returned.store(true);
+    });
+    std::this_thread::sleep_for(200ms);  // let the watch start
+    EXPECT_FALSE(returned.load()) << "wait_lost returned while the lease was held";
+    const auto fenced_at = Steady::now();
+    const Status f = operator_->fence(g->worker);
+    watcher.join();
+    ASSERT_TRUE(f.is_ok()) << f.to_string();
+    ASSERT_TRUE(lost.is_ok()) << lost.status().to_string();
+    EXPECT_TRUE(lost.value());
+    latencies.push_back(ms_between(fenced_at, returned_at));
+
+    const Status renew = holder->renew(g.value(), system_clock().wall_now());
+    EXPECT_EQ(renew.code(), Code::kLeaseLost) << renew.to_string();
+    EXPECT_EQ(holder->release(g.value(), system_clock().wall_now()).code(), Code::kLeaseLost);
+    EXPECT_EQ(operator_->fence(g->worker).code(), Code::kNotFound);
+    Result<std::vector<WorkerRecord>> listed = operator_->list(3);
+    ASSERT_TRUE(listed.is_ok());
+    for (const WorkerRecord& rec : listed.value()) {
+      if (!(rec.worker == g->worker)) continue;
+      EXPECT_FALSE(rec.holder.has_value());
+      EXPECT_TRUE(rec.released_at.has_value()) << "fence records the release time";
+      EXPECT_TRUE(rec.high_water.has_value()) << "fence keeps the mark";
+      EXPECT_TRUE(rec.quarantined_until.has_value());
+    }
+  }
+  std::sort(latencies.begin(), latencies.end());
+  report("fence() start to wait_lost() return, median of 5", latencies[2], "ms");
+  report("fence() start to wait_lost() return, worst of 5", latencies.back(), "ms");
+  EXPECT_LT(latencies[2], 100.0) << "the target is 100 ms";
+}
+
+// --- Unknown outcomes ----------------------------------------------------------
+
+// Drops the reply (or the request) of the first `count` acquire transactions
+// and, optionally, of the range that checks the outcome.
+struct LostTxn {
+  etcd::Fault fault = etcd::Fault::kDropReply;
+  int count = 1;
+  bool drop_check = false;
+  std::atomic<int> txns{0};
+  std::atomic<int> checks{0};
+
+  etcd::FaultHook hook() {
+    return [this](std::string_view path, std::string_view body) {
+      if (path == "/v3/kv/txn" && body.find("request_put") != std::string_view::npos &&
+          txns.fetch_add(1) < count) {
+        return fault;
+      }
+      if (path == "/v3/kv/range" && txns.load() > 0 && drop_check &&
+          body.find("range_end") == std::string_view::npos && checks.fetch_add(1) == 0) {
+        return etcd::Fault::kDropReply;
+      }
+      return etcd::Fault::kNone;
+    };
+  }
+};
+
+std::vector<WorkerRecord> held_records(WorkerRegistry& reg, std::uint32_t region) {
+  Result<std::vector<WorkerRecord>> listed = reg.list(region);
+  EXPECT_TRUE(listed.is_ok()) << listed.status().to_string();
+  std::vector<WorkerRecord> held;
+  if (listed.is_ok()) {
+    for (const WorkerRecord& r : listed.value()) {
+      if (r.holder) held.push_back(r);
+    }
+  }
+  return held;
+}
+
+TEST_F(EtcdRegistryTest, AcquireWhoseReplyIsLostFindsItsOwnHolderAndTakesNoSecondId) {
+  auto plain = make();
+  ASSERT_NE(plain, nullptr);
+  // Give host 9 a previous mark, so that the grant must report it.
+  LeaseRequest first = request_for(system_clock(), 2);
+  first.host = 9;
+  first.high_water = system_clock().wall_now() - 1h;
+  Result<LeaseGrant> old = plain->acquire(first);
+  ASSERT_TRUE(old.is_ok());
+  ASSERT_TRUE(plain->release(old.value(), first.high_water).is_ok());
+  EtcdOptions o = options();
+  o.quarantine = 0s;
+
+  LostTxn lost;
+  Result<std::unique_ptr<WorkerRegistry>> reg =
+      etcd::make_etcd_registry_with_faults(system_clock(), o, lost.hook());
+  ASSERT_TRUE(reg.is_ok()) << reg.status().to_string();
+  LeaseRequest req = request_for(system_clock(), 2, "unlucky");
+  req.host = 9;
+  Result<LeaseGrant> g = reg.value()->acquire(req);
+  ASSERT_TRUE(g.is_ok()) << g.status().to_string();
+  EXPECT_EQ(lost.txns.load(), 1) << "the outcome was checked instead of sending another txn";
+  EXPECT_EQ(g->worker, (WorkerId{2, 9}));
+  EXPECT_EQ(g->previous_high_water, std::chrono::ceil<std::chrono::milliseconds>(first.high_water))
+      << "the previous mark, not our own";
+
+  const std::vector<WorkerRecord> held = held_records(*plain, 2);
+  ASSERT_EQ(held.size(), 1u);
+  EXPECT_EQ(held[0].holder->host, "unlucky");
+  // The token is right: renew and release work with it.
+  EXPECT_TRUE(reg.value()->renew(g.value(), system_clock().wall_now()).is_ok());
+  EXPECT_TRUE(reg.value()->release(g.value(), system_clock().wall_now()).is_ok());
+  EXPECT_TRUE(held_records(*plain, 2).empty());
+}
+
+TEST_F(EtcdRegistryTest, AcquireWhoseRequestIsLostTriesTheSameIdAgain) {
+  LostTxn lost;
+  lost.fault = etcd::Fault::kDropRequest;
+  Result<std::unique_ptr<WorkerRegistry>> reg =
+      etcd::make_etcd_registry_with_faults(system_clock(), options(), lost.hook());
+  ASSERT_TRUE(reg.is_ok()) << reg.status().to_string();
+  Result<LeaseGrant> g = reg.value()->acquire(request_for(system_clock(), 2, "retrier"));
+  ASSERT_TRUE(g.is_ok()) << g.status().to_string();
+  EXPECT_EQ(lost.txns.load(), 2);
+  auto plain = make();
+  ASSERT_NE(plain, nullptr);
+  const std::vector<WorkerRecord> held = held_records(*plain, 2);
+  ASSERT_EQ(held.size(), 1u);
+  EXPECT_EQ(held[0].worker, g->worker);
+  EXPECT_TRUE(reg.value()->renew(g.value(), system_clock().wall_now()).is_ok());
+}
+
+TEST_F(EtcdRegistryTest, AcquireWhoseOutcomeCannotBeCheckedFailsAndLeavesNoHolder) {
+  LostTxn lost;
+  lost.drop_check = true;
+  Result<std::unique_ptr<WorkerRegistry>> reg =
+      etcd::make_etcd_registry_with_faults(system_clock(), options(), lost.hook());
+  ASSERT_TRUE(reg.is_ok()) << reg.status().to_string();
+  Result<LeaseGrant> g = reg.value()->acquire(request_for(system_clock(), 2));
+  ASSERT_FALSE(g.is_ok());
+  EXPECT_EQ(g.status().code(), Code::kUnavailable);
+  EXPECT_NE(g.status().message().find("outcome is unknown"), std::string::npos)
+      << g.status().message();
+  // The transaction did write a holder; revoking the lease took it away.
+  auto plain = make();
+  ASSERT_NE(plain, nullptr);
+  EXPECT_TRUE(held_records(*plain, 2).empty());
+}
+
+// --- etcd unreachable -----------------------------------------------------------
+
+TEST(EtcdRegistryDown, NothingListeningIsUnavailableAtOnce) {
+  // Privileged ports that nothing listens on here.
+  EtcdOptions o;
+  o.endpoints = {"http://127.0.0.1:1", "http://127.0.0.1:9"};
+  const auto t0 = Steady::now();
+  Result<std::unique_ptr<WorkerRegistry>> r = make_etcd_registry(system_clock(), o);
+  const double ms = ms_between(t0, Steady::now());
+  ASSERT_FALSE(r.is_ok());
+  EXPECT_EQ(r.status().code(), Code::kUnavailable);
+  EXPECT_NE(r.status().message().find("http://127.0.0.1:1"), std::string::npos)
+      << r.status().message();
+  EXPECT_NE(r.status().message().find("http://127.0.0.1:9"), std::string::npos);
+  EXPECT_LT(ms, 1000.0);
+  report("etcd down at start: make_etcd_registry answered after", ms, "ms");
+}
+
+TEST(EtcdRegistryOptions, BadOptionsAreInvalidArgument) {
+  auto code_of = [](EtcdOptions o) {
+    return make_etcd_registry(system_clock(), std::move(o)).status().code();
+  };
+  EtcdOptions good;
+  good.endpoints = {"http://127.0.0.1:1"};
+  EtcdOptions o = good;
+  o.endpoints.clear();
+  EXPECT_EQ(code_of(o), Code::kInvalidArgument);
+  o = good;
+  o.endpoints = {"127.0.0.1:2379"};
+  EXPECT_EQ(code_of(o), Code::kInvalidArgument);
+  o = good;
+  o.prefix = "snowid";
+  EXPECT_EQ(code_of(o), Code::kInvalidArgument);
+  o = good;
+  o.prefix = "/snowid/";
+  EXPECT_EQ(code_of(o), Code::kInvalidArgument);
+  o = good;
+  o.cluster = "a/b";
+  EXPECT_EQ(code_of(o), Code::kInvalidArgument);
+  o = good;
+  o.quarantine = 2h;
+  EXPECT_EQ(code_of(o), Code::kInvalidArgument);
+  o = good;
+  o.request_timeout = 0s;
+  EXPECT_EQ(code_of(o), Code::kInvalidArgument);
+  o = good;
+  o.key_file = "client.key";
+  EXPECT_EQ(code_of(o), Code::kInvalidArgument);
+  o = good;
+  o.password = "secret";
+  EXPECT_EQ(code_of(o), Code::kInvalidArgument);
+  EXPECT_EQ(code_of(good), Code::kUnavailable);
+}
+
+TEST_F(EtcdRegistryTest, AStoppedMemberMakesRenewUnavailableWithinTheRequestTimeout) {
+  EtcdOptions o = options();
+  o.request_timeout = 500ms;
+  auto reg = make(o);
+  ASSERT_NE(reg, nullptr);
+  Result<LeaseGrant> g = reg->acquire(request_for(system_clock(), 0));
+  ASSERT_TRUE(g.is_ok()) << g.status().to_string();
+  ASSERT_TRUE(cluster_->signal(0, SIGSTOP).is_ok());
+  const auto t0 = Steady::now();
+  const Status renew = reg->renew(g.value(), system_clock().wall_now());
+  const double ms = ms_between(t0, Steady::now());
+  EXPECT_EQ(renew.code(), Code::kUnavailable) << renew.to_string();
+  report("SIGSTOP of the only member: renew() answered UNAVAILABLE after", ms, "ms");
+  EXPECT_LT(ms, 1500.0);
+  EXPECT_EQ(reg->acquire(request_for(system_clock(), 0)).status().code(), Code::kUnavailable);
+  Result<bool> lost = reg->wait_lost(g.value(), 300ms);
+  EXPECT_TRUE(lost.is_ok() && !lost.value()) << "a silent member is not a lost lease";
+
+  ASSERT_TRUE(cluster_->signal(0, SIGCONT).is_ok());
+  // The 10 s lease outlived the pause.
+  const Status after = reg->renew(g.value(), system_clock().wall_now());
+  EXPECT_TRUE(after.is_ok()) << after.to_string();
+}
+
+// --- Three members ------------------------------------------------------------
+
+class EtcdThreeMembersTest : public EtcdRegistryTest {
+ protected:
+  void SetUp() override {
+    EtcdClusterOptions o;
+    o.members = 3;
+    start(o);
+  }
+};
+
+TEST_F(EtcdThreeMembersTest, KillingTheLeaderDoesNotInterruptRenewalsOrAcquires) {
+  Result<int> leader = cluster_->leader_index();
+  ASSERT_TRUE(leader.is_ok()) << leader.status().to_string();
+  // The leader first, so that the registry talks to it when it dies.
+  EtcdOptions o = options();
+  o.endpoints.clear();
+  for (int k = 0; k < 3; ++k) o.endpoints.push_back(cluster_->endpoint((leader.value() + k) % 3));
+  auto reg = make(o);
+  auto other = make(o);
+  ASSERT_NE(reg, nullptr);
+  ASSERT_NE(other, nullptr);
+  const LeaseTiming timing;  // 10 s TTL, renew every 3 s, stop after 8 s
+  Result<LeaseGrant> g = reg->acquire(request_for(system_clock(), 1, "survivor", timing));
+  ASSERT_TRUE(g.is_ok()) << g.status().to_string();
+
+  // Renew far more often than every 3 s, to see the gap the failover causes.
+  std::atomic<bool> stop{false};
+  std::vector<Steady::time_point> successes;
+  std::vector<std::string> failures;
+  bool lease_lost = false;
+  std::thread renewer([&] {
+    while (!stop.load()) {
+      const Status s = reg->renew(g.value(), system_clock().wall_now() + timing.stop_after);
+      if (s.is_ok()) {
+        successes.push_back(Steady::now());
+      } else {
+        failures.push_back(s.to_string());
+        if (s.code() == Code::kLeaseLost) lease_lost = true;
+      }
+      std::this_thread::sleep_for(100ms);
+    }
+  });
+  // The watch of the holder key starts on the leader too.
+  Result<bool> lost(Status(Code::kUnavailable, "not yet"));
+  std::thread watcher([&] { lost = reg->wait_lost(g.value(), 30s); });
+
+  std::this_thread::sleep_for(1s);
+  const auto killed_at = Steady::now();
+  ASSERT_TRUE(cluster_->signal(leader.value(), SIGKILL).is_ok());
+  // An acquire right after the kill goes on once a new leader is elected.
+  Result<LeaseGrant> second = Status(Code::kUnavailable, "not tried");
+  while (Steady::now() - killed_at < 15s) {
+    second = other->acquire(request_for(system_clock(), 1, "newcomer", timing));
+    if (second.is_ok() || second.status().code() != Code::kUnavailable) break;
+  }
+  const double acquire_ms = ms_between(killed_at, Steady::now());
+  EXPECT_TRUE(second.is_ok()) << second.status().to_string();
+  std::this_thread::sleep_for(3s);
+  stop.store(true);
+  renewer.join();
+
+  EXPECT_FALSE(lease_lost) << "the lease was lost in the failover";
+  ASSERT_GE(successes.size(), 2u);
+  double gap = 0;
+  for (std::size_t i = 1; i < successes.size(); ++i) {
+    gap = std::max(gap, ms_between(successes[i - 1], successes[i]));
+  }
+  report("3 members, leader SIGKILLed: longest gap between successful renewals", gap, "ms");
+  report("3 members, leader SIGKILLed: failed renewals during the failover",
+         static_cast<double>(failures.size()), "");
+  report("3 members, leader SIGKILLed: kill to first successful acquire", acquire_ms, "ms");
+  // The holder's generator stops stop_after (8 s) past the send time of its
+  // last good renewal; with renewals every 3 s it never pauses while every
+  // gap stays below 8 s - 3 s.
+  EXPECT_LT(gap, 5000.0);
+  EXPECT_TRUE(successes.back() > killed_at);
+
+  // The watch moved to a surviving member: a fence still reaches the holder.
+  const auto fenced_at = Steady::now();
+  ASSERT_TRUE(other->fence(g->worker).is_ok());
+  watcher.join();
+  ASSERT_TRUE(lost.is_ok()) << lost.status().to_string();
+  EXPECT_TRUE(lost.value());
+  report("3 members after the leader's death: fence to wait_lost return",
+         ms_between(fenced_at, Steady::now()), "ms");
+
+  // The killed member comes back and the cluster serves on.
+  ASSERT_TRUE(cluster_->restart(leader.value()).is_ok());
+  ASSERT_TRUE(second.is_ok());
+  EXPECT_TRUE(other->renew(second.value(), system_clock().wall_now()).is_ok());
+}
+
+// --- Authentication and TLS ----------------------------------------------------
+
+class EtcdAuthTest : public EtcdRegistryTest {
+ protected:
+  void SetUp() override {
+    EtcdClusterOptions o;
+    o.extra_args = {"--auth-token-ttl=1"};  // tokens expire after 1 s idle
+    start(o);
+    if (cluster_ != nullptr) {
+      const Status s = cluster_->enable_auth("s3cret");
+      ASSERT_TRUE(s.is_ok()) << s.to_string();
+    }
+  }
+};
+
+TEST_F(EtcdAuthTest, UserAndPasswordWorkAndExpiredTokensAreRenewed) {
+  EtcdOptions o = options();
+  o.user = "root";
+  o.password = "s3cret";
+  auto reg = make(o);
+  ASSERT_NE(reg, nullptr);
+  Result<LeaseGrant> g = reg->acquire(request_for(system_clock(), 0));
+  ASSERT_TRUE(g.is_ok()) << g.status().to_string();
+  std::this_thread::sleep_for(2500ms);  // past the token's TTL
+  Status s = reg->renew(g.value(), system_clock().wall_now());
+  EXPECT_TRUE(s.is_ok()) << s.to_string();
+  Result<std::vector<WorkerRecord>> listed = reg->list(std::nullopt);
+  ASSERT_TRUE(listed.is_ok()) << listed.status().to_string();
+  EXPECT_EQ(listed->size(), 1u);
+
+  Result<bool> lost(Status(Code::kUnavailable, "not yet"));
+  std::thread watcher([&] { lost = reg->wait_lost(g.value(), 10s); });
+  std::this_thread::sleep_for(200ms);
+  auto operator_ = make(o);
+  ASSERT_NE(operator_, nullptr);
+  EXPECT_TRUE(operator_->fence(g->worker).is_ok());
+  watcher.join();
+  ASSERT_TRUE(lost.is_ok()) << lost.status().to_string();
+  EXPECT_TRUE(lost.value());
+}
+
+TEST_F(EtcdAuthTest, AWrongPasswordOrNoUserIsAClearError) {
+  EtcdOptions o = options();
+  o.user = "root";
+  o.password = "wrong";
+  Result<std::unique_ptr<WorkerRegistry>> r = make_etcd_registry(system_clock(), o);
+  ASSERT_FALSE(r.is_ok());
+  EXPECT_EQ(r.status().code(), Code::kInvalidArgument);
+  EXPECT_NE(r.status().message().find("etcd refused user \"root\""), std::string::npos)
+      << r.status().message();
+  EXPECT_NE(r.status().message().find("authentication failed"), std::string::npos);
+
+  auto anonymous = make(options());  // status needs no user
+  ASSERT_NE(anonymous, nullptr);
+  Result<LeaseGrant> g = anonymous->acquire(request_for(system_clock(), 0));
+  ASSERT_FALSE(g.is_ok());
+  EXPECT_EQ(g.status().code(), Code::kInvalidArgument);
+  EXPECT_NE(g.status().message().find("etcd requires authentication"), std::string::npos)
+      << g.status().message();
+}
+
+class EtcdTlsTest : public EtcdRegistryTest {
+ protected:
+  void SetUp() override {
+    EtcdClusterOptions o;
+    o.tls = true;
+    o.client_cert_auth = true;
+    start(o);
+  }
+};
+
+TEST_F(EtcdTlsTest, HttpsWithTheClusterCaAndAClientCertificateWorks) {
+  ASSERT_EQ(cluster_->endpoint(0).rfind("https://", 0), 0u);
+  EtcdOptions o = options();
+  o.ca_file = cluster_->ca_file();
+  o.cert_file = cluster_->client_cert_file();
+  o.key_file = cluster_->client_key_file();
+  auto reg = make(o);
+  ASSERT_NE(reg, nullptr);
+  Result<LeaseGrant> g = reg->acquire(request_for(system_clock(), 0));
+  ASSERT_TRUE(g.is_ok()) << g.status().to_string();
+  EXPECT_TRUE(reg->renew(g.value(), system_clock().wall_now()).is_ok());
+  Result<bool> lost(Status(Code::kUnavailable, "not yet"));
+  std::thread watcher([&] { lost = reg->wait_lost(g.value(), 10s); });
+  std::this_thread::sleep_for(200ms);
+  EXPECT_TRUE(reg->fence(g->worker).is_ok());
+  watcher.join();
+  ASSERT_TRUE(lost.is_ok()) << lost.status().to_string();
+  EXPECT_TRUE(lost.value());
+}
+
+TEST_F(EtcdTlsTest, AnUnknownCaOrAMissingClientCertificateIsRefused) {
+  EtcdOptions o = options();
+  Result<std::unique_ptr<WorkerRegistry>> no_ca = make_etcd_registry(system_clock(), o);
+  ASSERT_FALSE(no_ca.is_ok());
+  EXPECT_EQ(no_ca.status().code(), Code::kUnavailable);
+  EXPECT_NE(no_ca.status().message().find("certificate"), std::string::npos)
+      << no_ca.status().message();
+
+  o.ca_file = cluster_->ca_file();
+  Result<std::unique_ptr<WorkerRegistry>> no_cert = make_etcd_registry(system_clock(), o);
+  EXPECT_FALSE(no_cert.is_ok()) << "the members require a client certificate";
+}
+
+}  // namespace
+}  // namespace snowid

@@ -1,0 +1,114 @@
+// HTTP/1.1 POSTs of JSON to etcd v3's gateway, over libcurl, with failover
+// between the cluster's members, TLS and user/password authentication.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "snowid/status.h"
+#include "snowid/time.h"
+
+namespace snowid::etcd {
+
+struct GatewayOptions {
+  std::vector<std::string> endpoints;  // at least one, already validated
+  Duration request_timeout = std::chrono::seconds(2);
+  std::string ca_file;
+  std::string cert_file;
+  std::string key_file;
+  std::string user;  // empty: no authentication
+  std::string password;
+};
+
+// A fault to inject into one request, for tests of what the registry does
+// when a reply is lost. Both look to the caller like a request that timed out.
+enum class Fault {
+  kNone,
+  kDropRequest,  // the request is never sent
+  kDropReply,    // the request is sent and answered; the answer is thrown away
+};
+// Called before each unary request with its path and body.
+using FaultHook = std::function<Fault(std::string_view path, std::string_view body)>;
+
+// Thread-safe. Each call tries the members in order, starting with the one
+// that last answered, and moves on when one cannot be reached, does not answer
+// within request_timeout, or says it cannot serve (no leader, leader changed,
+// request timed out). A request that timed out may still have been applied:
+// callers treat kUnavailable from a write as an unknown outcome.
+class GatewayClient {
+ public:
+  explicit GatewayClient(GatewayOptions options, FaultHook fault_hook = nullptr);
+  ~GatewayClient();
+  GatewayClient(const GatewayClient&) = delete;
+  GatewayClient& operator=(const GatewayClient&) = delete;
+
+  // Checks that some member answers, and authenticates when a user is set.
+  // kUnavailable if no member answers; kInvalidArgument if etcd refuses the
+  // user or password.
+  Status connect();
+
+  // POSTs `body` to `path` (e.g. "/v3/kv/range") and returns the body of the
+  // reply. An error that etcd reports for the request itself (not for the
+  // member) is returned at once: kNotFound (e.g. no such lease),
+  // kInvalidArgument, kFailedPrecondition (e.g. permission denied). When the
+  // token has expired, authenticates again and repeats the request once.
+  // kUnavailable when no member gave an answer, naming each one's failure.
+  Result<std::string> call(std::string_view path, const std::string& body);
+
+  // How a stream ended.
+  enum class StreamEnd {
+    kStopped,   // on_line returned false
+    kTimedOut,  // `timeout` passed
+    kCanceled,  // *cancel became true
+    kBroken,    // the member could not be reached, did not start answering
+                // within request_timeout, or ended the stream
+  };
+  struct StreamResult {
+    StreamEnd end = StreamEnd::kBroken;
+    std::string error;  // why, for kBroken
+  };
+  // POSTs `body` to `path` on member `endpoint` only and hands each line of
+  // the streamed reply to `on_line` as it arrives, until on_line returns
+  // false, `timeout` passes or *cancel (may be null) becomes true. Noticed
+  // within about 20 ms.
+  StreamResult stream(std::size_t endpoint, std::string_view path, const std::string& body,
+                      Duration timeout, const std::function<bool(std::string_view)>& on_line,
+                      const std::atomic<bool>* cancel);
+
+  std::size_t endpoint_count() const noexcept { return options_.endpoints.size(); }
+  const std::string& endpoint(std::size_t i) const { return options_.endpoints[i]; }
+  // The member that answered last: where calls and streams start.
+  std::size_t preferred_endpoint() const noexcept { return preferred_.load(); }
+
+  // Authenticates again unless the token already changed since `stale` was
+  // read (another thread did it). OK when no user is set.
+  Status refresh_token(const std::string& stale);
+  std::string token() const;
+
+ private:
+  class Handle;
+  struct Attempt;
+
+  std::unique_ptr<Handle> take_handle();
+  void give_back(std::unique_ptr<Handle> handle);
+  Attempt post(std::size_t endpoint, std::string_view path, const std::string& body,
+               const std::string& token);
+  Status authenticate_on(std::size_t endpoint);
+
+  const GatewayOptions options_;
+  const FaultHook fault_hook_;
+  std::atomic<std::size_t> preferred_{0};
+
+  mutable std::mutex mu_;
+  std::string token_;                          // guarded by mu_
+  std::vector<std::unique_ptr<Handle>> idle_;  // guarded by mu_: reusable connections
+  std::mutex auth_mu_;                         // one authentication at a time
+};
+
+}  // namespace snowid::etcd

@@ -1,0 +1,54 @@
+// The values the registry stores for each worker id, as JSON that operators
+// can read with etcdctl:
+//   holder  {"host":"web-1","pid":4242,"started":"2026-03-01T10:00:00.000Z",
+//            "address":"10.0.0.5:7000","lease":"694d7f3a1c2b9e05"}
+//           (lease in hexadecimal, as etcdctl prints lease ids)
+//   mark    {"high_water_ms":1772359200123,"released_at_ms":1772359100000}
+//           (Unix milliseconds; released_at_ms absent until a release or fence)
+// And the grant token handed to the holder: "etcd:<lease hex>:<holder create
+// revision>:<region>:<host>".
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "snowid/layout.h"
+#include "snowid/lease.h"
+#include "snowid/status.h"
+#include "snowid/time.h"
+
+namespace snowid::etcd {
+
+struct HolderValue {
+  HolderInfo info;
+  std::int64_t lease = 0;
+};
+
+std::string encode_holder(const HolderInfo& info, std::int64_t lease);
+// kDataLoss if `text` is not a holder value.
+Result<HolderValue> decode_holder(std::string_view text);
+
+struct MarkValue {
+  // Stored rounded up to the millisecond: a later holder waits past it, so
+  // rounding up can only make it wait longer.
+  std::optional<WallTime> high_water;
+  std::optional<WallTime> released_at;
+};
+
+std::string encode_mark(const MarkValue& mark);
+// kDataLoss if `text` is not a mark value.
+Result<MarkValue> decode_mark(std::string_view text);
+
+struct GrantToken {
+  std::int64_t lease = 0;
+  std::int64_t create_revision = 0;  // of the holder key
+  WorkerId worker;
+};
+
+std::string encode_token(const GrantToken& token);
+// kInvalidArgument if `text` is not a token this registry made.
+Result<GrantToken> decode_token(std::string_view text);
+
+}  // namespace snowid::etcd

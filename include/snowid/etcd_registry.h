@@ -1,0 +1,58 @@
+// The worker-id registry for fleets: etcd v3, through its JSON gateway
+// (HTTP/1.1 over libcurl). Part of the snowid::etcd library, not of the core.
+//
+// Keys, under `<prefix>/<cluster>/workers/<region>/<host>/`:
+//   holder  attached to the holder's lease; JSON saying who holds the id
+//   mark    the high-water mark and the last release time (no lease)
+// A free id is taken with one transaction: holder's create_revision == 0 and
+// mark's mod_revision unchanged since it was read, then both are written.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "snowid/layout.h"
+#include "snowid/lease.h"
+#include "snowid/time.h"
+
+namespace snowid {
+
+struct EtcdOptions {
+  // Client URLs of the cluster's members, e.g. http://10.0.0.1:2379. Tried in
+  // order, moving on when one fails; at least one.
+  std::vector<std::string> endpoints;
+  // Key prefix and cluster name: keys live under <prefix>/<cluster>/.
+  std::string prefix = "/snowid";
+  std::string cluster = "default";
+  // Gives the region and host widths: the blocks to choose from.
+  Layout layout = Layout::snowid_default();
+  // How long a released or expired id rests before reuse, on the acquirer's
+  // clock. Default 10 s: more than the fleet's largest allowed skew (100 ms)
+  // plus how long a holder cut off from etcd could go on issuing (stop_after
+  // past its last renewal, 8 s) with margin. At most 1 hour.
+  Duration quarantine = std::chrono::seconds(10);
+  // Deadline of each request to one member; a request that times out has an
+  // unknown outcome and is checked before it is retried. Default 2 s.
+  Duration request_timeout = std::chrono::seconds(2);
+  // TLS: a CA bundle to verify the members with, and a client certificate and
+  // key for mutual TLS. Empty: the system's CAs, no client certificate.
+  std::string ca_file;
+  std::string cert_file;
+  std::string key_file;
+  // User and password authentication (etcd's auth API); empty user: none.
+  std::string user;
+  std::string password;
+};
+
+// Parses "URL[,URL...]" (as given to --etcd or SNOWID_ETCD_ENDPOINTS). Each
+// URL is http:// or https:// with a host and port; kInvalidArgument otherwise.
+Result<std::vector<std::string>> parse_etcd_endpoints(const std::string& text);
+
+// Checks the options and connects (authenticating if a user is set).
+// kUnavailable if no member answers; kInvalidArgument for bad options.
+// `clock` must outlive the registry.
+Result<std::unique_ptr<WorkerRegistry>> make_etcd_registry(const Clock& clock,
+                                                           EtcdOptions options);
+
+}  // namespace snowid

@@ -1,0 +1,78 @@
+// A generator on a leased worker id: what a service (or the daemon) uses.
+//
+// It acquires an id from a WorkerRegistry, keeps the lease renewed, and when
+// the lease is lost (fenced from outside, or expired while the registry was
+// unreachable) stops issuing at once, reports not ready, and acquires a fresh
+// id under the same quarantine and high-water rules. When the generator turns
+// unhealthy (the clock went back beyond max_backward) it releases its id and
+// stays unhealthy: a host whose clock cannot be trusted must not take another.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "snowid/fence.h"
+#include "snowid/generator.h"
+#include "snowid/lease.h"
+#include "snowid/lease_keeper.h"
+
+namespace snowid {
+
+struct LeasedGeneratorOptions {
+  // `worker`, `lease` and `wait_until` are filled in for each lease;
+  // `on_unhealthy` is chained after the release of the lease.
+  GeneratorOptions generator;
+  LeaseKeeperOptions lease;
+  // The persisted time fence of a worker id on this host, if any.
+  std::function<std::shared_ptr<FenceStore>(WorkerId)> fence_store_for;
+  // How often to retry acquiring a fresh id after a loss. Default 1 s.
+  Duration reacquire_every = std::chrono::seconds(1);
+  // Told about acquisitions, losses and releases (for logs), from the thread
+  // that saw them. Must not call back into the generator.
+  std::function<void(const std::string& event, const Status& status)> on_event;
+};
+
+class LeasedGenerator {
+ public:
+  // Acquires the first id and starts keeping it. Fails (nothing issued) if
+  // the registry is unreachable, the block is full or an option is invalid.
+  static Result<std::unique_ptr<LeasedGenerator>> create(const Clock& clock,
+                                                         WorkerRegistry& registry,
+                                                         LeasedGeneratorOptions options);
+  LeasedGenerator(const LeasedGenerator&) = delete;
+  LeasedGenerator& operator=(const LeasedGenerator&) = delete;
+  // Stops the threads without releasing (as a crash would); call close().
+  ~LeasedGenerator();
+
+  // As Generator's. While a lost lease is being replaced: kLeaseUncertain.
+  IdResult next() noexcept;
+  IdResult try_next() noexcept;
+  IdBatch reserve(std::uint32_t n) noexcept;
+  IdBatch try_reserve(std::uint32_t n) noexcept;
+
+  // Stops issuing, records the fence and the exact last instant, releases
+  // the lease. Later calls return kFailedPrecondition.
+  Status close();
+
+  // Issuing is possible now: the lease is held and the generator healthy.
+  bool ready() const noexcept;
+  // OK while healthy; the generator's refusal once unhealthy.
+  Status health() const;
+  WorkerId worker() const noexcept;
+  const Layout& layout() const noexcept;
+  LeaseState lease_state() const noexcept;
+  // Summed over every generator this object has used.
+  GeneratorStats stats() const noexcept;
+  LeaseStats lease_stats() const noexcept;
+  // How many times a lost lease was replaced by a fresh id.
+  std::uint64_t reacquisitions() const noexcept;
+
+ private:
+  struct Impl;
+  explicit LeasedGenerator(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace snowid

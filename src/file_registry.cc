@@ -1,0 +1,978 @@
+// The file registry (file_registry.h): worker ids of one host as lock files.
+//
+// Files in <dir>/workers/, for the worker of region R and host H:
+//   rR-hH.lock       held with flock(LOCK_EX) by the holder for the lease's
+//                    life. Never removed: a removed lock file would let two
+//                    processes lock two different files of the same name.
+//                    Content: who holds it ("snowid-holder 1" then key=value
+//                    lines token, host, pid, started, address, then "end").
+//   rR-hH.mark       "snowid-mark 1 high_water=MS released_at=MS\n" (Unix
+//                    milliseconds, "-" when absent), replaced atomically
+//                    (temporary file, fsync, rename, fsync of the directory).
+//   rR-hH.fence      "snowid-fenced 1 TOKEN MS\n": the holder with that token
+//                    was revoked at MS. The holder stops when it sees it.
+//   rR-hH.mark-lock  flock(LOCK_EX) held for a moment by whoever tries the
+//                    lock or changes the mark, the fence marker or the holder
+//                    text (an acquirer, the holder, fence(), list()), so that
+//                    no read-modify-write of the mark is lost and fence()
+//                    never finds the lock taken by a holder that has not yet
+//                    written its holder text (it would fence the previous one).
+// Lock order: an acquirer takes the .mark-lock, then tries the .lock without
+// waiting; a holder, which has the .lock, waits for the .mark-lock. Since no
+// one waits for a .lock, there is no cycle. Within a process, Held::mu comes
+// before the registry's map mutex.
+//
+// Marks are stored in whole milliseconds rounded up: a mark may only be later
+// than the instant it records, never earlier.
+#include "snowid/file_registry.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <cstdint>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace snowid {
+namespace {
+
+constexpr std::int64_t kNsPerMs = 1'000'000;
+constexpr std::int64_t kMaxUnixMs = INT64_MAX / kNsPerMs;
+constexpr Duration kMaxQuarantine = std::chrono::hours(1);
+constexpr Duration kMaxPollEvery = std::chrono::seconds(1);
+// How long to wait for another process's moment under an id's mark-lock.
+// Longer means that process is stopped or stuck: give up, retryably.
+constexpr Duration kMarkLockWait = std::chrono::seconds(2);
+constexpr Duration kMarkLockRetry = std::chrono::milliseconds(1);
+constexpr std::size_t kMaxFileBytes = 4096;
+
+constexpr std::string_view kMarkMagic = "snowid-mark 1 ";
+constexpr std::string_view kFenceMagic = "snowid-fenced 1 ";
+constexpr std::string_view kHolderMagic = "snowid-holder 1";
+
+Status io_error(Code code, const std::string& what, const std::string& path, int err) {
+  return Status(code, what + " " + path + ": " + std::strerror(err));
+}
+
+std::string id_name(WorkerId w) {
+  return "r" + std::to_string(w.region) + "-h" + std::to_string(w.host);
+}
+std::string id_text(WorkerId w) {
+  return "worker " + std::to_string(w.region) + "/" + std::to_string(w.host);
+}
+
+std::int64_t ceil_unix_ms(WallTime t) {
+  const std::int64_t ns = t.time_since_epoch().count();
+  const std::int64_t ms = ns / kNsPerMs;
+  return (ns % kNsPerMs > 0) ? ms + 1 : ms;
+}
+
+std::string time_text(WallTime t) { return format_iso8601(t); }
+
+bool write_all(int fd, std::string_view data) {
+  while (!data.empty()) {
+    const ssize_t n = ::write(fd, data.data(), data.size());
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return false;
+    }
+    data.remove_prefix(static_cast<std::size_t>(n));
+  }
+  return true;
+}
+
+// The whole content of a small file; nullopt if it does not exist.
+Result<std::optional<std::string>> read_file(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    if (errno == ENOENT) return std::optional<std::string>();
+    return io_error(Code::kUnavailable, "cannot open", path, errno);
+  }
+  std::string text;
+  char buf[1024];
+  for (;;) {
+    const ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      const int err = errno;
+      ::close(fd);
+      return io_error(Code::kUnavailable, "cannot read", path, err);
+    }
+    if (n == 0) break;
+    text.append(buf, static_cast<std::size_t>(n));
+    if (text.size() > kMaxFileBytes) break;  // never a valid record; parsing refuses it
+  }
+  ::close(fd);
+  return std::optional<std::string>(std::move(text));
+}
+
+std::string dir_of(const std::string& path) { return path.substr(0, path.find_last_of('/')); }
+
+Status fsync_dir(const std::string& dir) {
+  const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dfd < 0) return io_error(Code::kUnavailable, "cannot open directory", dir, errno);
+  const int rc = ::fsync(dfd);
+  const int err = errno;
+  ::close(dfd);
+  if (rc != 0) return io_error(Code::kUnavailable, "cannot fsync directory", dir, err);
+  return Status::ok();
+}
+
+// Durably replaces `path` with `text`. Callers hold the id's mark-lock, so
+// one temporary name per file is enough (and a crash leaves at most one).
+Status write_atomically(const std::string& path, std::string_view text) {
+  const std::string tmp = path + ".tmp";
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (fd < 0) return io_error(Code::kUnavailable, "cannot create", tmp, errno);
+  if (!write_all(fd, text) || ::fsync(fd) != 0) {
+    const int err = errno;
+    ::close(fd);
+    ::unlink(tmp.c_str());
+    return io_error(Code::kUnavailable, "cannot write", tmp, err);
+  }
+  if (::close(fd) != 0) return io_error(Code::kUnavailable, "cannot close", tmp, errno);
+  if (::rename(tmp.c_str(), path.c_str()) != 0) {
+    const int err = errno;
+    ::unlink(tmp.c_str());
+    return io_error(Code::kUnavailable, "cannot rename into", path, err);
+  }
+  return fsync_dir(dir_of(path));
+}
+
+Status make_dir(const std::string& path) {
+  if (::mkdir(path.c_str(), 0700) != 0 && errno != EEXIST) {
+    return io_error(Code::kUnavailable, "cannot create directory", path, errno);
+  }
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) {
+    return io_error(Code::kUnavailable, "cannot use directory", path, errno);
+  }
+  if (!S_ISDIR(st.st_mode)) return Status(Code::kUnavailable, path + " is not a directory");
+  return Status::ok();
+}
+
+// Like `mkdir -p`, each new directory with mode 0700.
+Status make_dirs(const std::string& path) {
+  for (std::size_t end = path.find('/', 1); end != std::string::npos;
+       end = path.find('/', end + 1)) {
+    const std::string prefix = path.substr(0, end);
+    if (::mkdir(prefix.c_str(), 0700) != 0 && errno != EEXIST) {
+      return io_error(Code::kUnavailable, "cannot create directory", prefix, errno);
+    }
+  }
+  return make_dir(path);
+}
+
+// A non-negative decimal number of at most 18 digits, the whole of `text`.
+std::optional<std::int64_t> parse_int(std::string_view text) {
+  if (text.empty() || text.size() > 18) return std::nullopt;
+  std::int64_t v = 0;
+  for (char c : text) {
+    if (c < '0' || c > '9') return std::nullopt;
+    v = v * 10 + (c - '0');
+  }
+  return v;
+}
+
+std::optional<std::optional<WallTime>> parse_ms_or_dash(std::string_view text) {
+  if (text == "-") return std::optional<WallTime>();
+  const std::optional<std::int64_t> ms = parse_int(text);
+  if (!ms || *ms > kMaxUnixMs) return std::nullopt;
+  return std::optional<WallTime>(wall_from_unix_ms(*ms));
+}
+
+std::string ms_or_dash(const std::optional<WallTime>& t) {
+  return t ? std::to_string(ceil_unix_ms(*t)) : "-";
+}
+
+std::optional<WallTime> later(std::optional<WallTime> a, std::optional<WallTime> b) {
+  if (!a) return b;
+  if (!b) return a;
+  return std::max(*a, *b);
+}
+
+// ---- The mark ----
+
+struct Mark {
+  std::optional<WallTime> high_water;
+  std::optional<WallTime> released_at;
+};
+
+std::string format_mark(const Mark& m) {
+  return std::string(kMarkMagic) + "high_water=" + ms_or_dash(m.high_water) +
+         " released_at=" + ms_or_dash(m.released_at) + "\n";
+}
+
+// nullopt: the file does not exist. kDataLoss when it cannot be read: an id
+// whose mark is lost must never be handed out as if it had never been used.
+Result<std::optional<Mark>> read_mark(const std::string& path) {
+  Result<std::optional<std::string>> text = read_file(path);
+  if (!text.is_ok()) return text.status();
+  if (!text.value()) return std::optional<Mark>();
+  auto corrupt = [&](const char* why) {
+    return Status(Code::kDataLoss, "mark file " + path + " is unreadable (" + why +
+                                       "); this worker id stays unused until an operator "
+                                       "restores it, since its ids could otherwise repeat");
+  };
+  std::string_view s = *text.value();
+  if (s.substr(0, kMarkMagic.size()) != kMarkMagic) return corrupt("bad header");
+  s.remove_prefix(kMarkMagic.size());
+  if (s.empty() || s.back() != '\n') return corrupt("truncated");
+  s.remove_suffix(1);
+  const std::size_t space = s.find(' ');
+  if (space == std::string_view::npos) return corrupt("missing field");
+  const std::string_view hw = s.substr(0, space);
+  const std::string_view rel = s.substr(space + 1);
+  constexpr std::string_view kHw = "high_water=";
+  constexpr std::string_view kRel = "released_at=";
+  if (hw.substr(0, kHw.size()) != kHw || rel.substr(0, kRel.size()) != kRel) {
+    return corrupt("bad field");
+  }
+  const auto hw_value = parse_ms_or_dash(hw.substr(kHw.size()));
+  const auto rel_value = parse_ms_or_dash(rel.substr(kRel.size()));
+  if (!hw_value || !rel_value) return corrupt("bad value");
+  return std::optional<Mark>(Mark{*hw_value, *rel_value});
+}
+
+// When the id is free for reuse: its last release or high-water mark, the
+// later of the two, plus the quarantine.
+std::optional<WallTime> rests_until(const Mark& m, Duration quarantine) {
+  const std::optional<WallTime> last = later(m.high_water, m.released_at);
+  if (!last) return std::nullopt;
+  return *last + quarantine;
+}
+
+// ---- The fence marker ----
+
+struct FenceMarker {
+  std::string token;
+  WallTime fenced_at{};
+};
+
+std::string format_marker(const FenceMarker& f) {
+  return std::string(kFenceMagic) + f.token + " " + std::to_string(ceil_unix_ms(f.fenced_at)) +
+         "\n";
+}
+
+// nullopt if there is none. An unreadable marker is reported as one naming
+// no token: callers that hold the lease treat it as their own (stopping is
+// safe), others ignore it.
+Result<std::optional<FenceMarker>> read_marker(const std::string& path) {
+  Result<std::optional<std::string>> text = read_file(path);
+  if (!text.is_ok()) return text.status();
+  if (!text.value()) return std::optional<FenceMarker>();
+  std::string_view s = *text.value();
+  FenceMarker marker;
+  if (s.substr(0, kFenceMagic.size()) == kFenceMagic && s.size() > kFenceMagic.size() &&
+      s.back() == '\n') {
+    s.remove_prefix(kFenceMagic.size());
+    s.remove_suffix(1);
+    const std::size_t space = s.find(' ');
+    if (space != std::string_view::npos) {
+      const std::optional<std::int64_t> ms = parse_int(s.substr(space + 1));
+      if (ms && *ms <= kMaxUnixMs && space > 0) {
+        marker.token = std::string(s.substr(0, space));
+        marker.fenced_at = wall_from_unix_ms(*ms);
+      }
+    }
+  }
+  return std::optional<FenceMarker>(std::move(marker));
+}
+
+// ---- The holder text in the lock file ----
+
+struct HolderText {
+  std::string token;
+  HolderInfo info;
+};
+
+// Values stay on their line whatever the caller passed.
+std::string one_line(std::string_view value) {
+  std::string out;
+  for (char c : value) {
+    const auto u = static_cast<unsigned char>(c);
+    out += (u < 0x20 || u == 0x7f) ? '?' : c;
+  }
+  return out;
+}
+
+std::string format_holder(const std::string& token, const HolderInfo& h) {
+  return std::string(kHolderMagic) + "\ntoken=" + token + "\nhost=" + one_line(h.host) +
+         "\npid=" + std::to_string(h.pid) + "\nstarted=" + std::to_string(unix_ms(h.started)) +
+         "\naddress=" + one_line(h.address) + "\nend\n";
+}
+
+// nullopt when the text is not a complete holder record.
+std::optional<HolderText> parse_holder(std::string_view s) {
+  if (s.substr(0, kHolderMagic.size() + 1) != std::string(kHolderMagic) + "\n") return std::nullopt;
+  s.remove_prefix(kHolderMagic.size() + 1);
+  HolderText h;
+  bool ended = false;
+  while (!s.empty() && !ended) {
+    const std::size_t nl = s.find('\n');
+    if (nl == std::string_view::npos) return std::nullopt;
+    const std::string_view line = s.substr(0, nl);
+    s.remove_prefix(nl + 1);
+    if (line == "end") {
+      ended = true;
+      break;
+    }
+    const std::size_t eq = line.find('=');
+    if (eq == std::string_view::npos) return std::nullopt;
+    const std::string_view key = line.substr(0, eq);
+    const std::string_view value = line.substr(eq + 1);
+    if (key == "token") {
+      h.token = std::string(value);
+    } else if (key == "host") {
+      h.info.host = std::string(value);
+    } else if (key == "address") {
+      h.info.address = std::string(value);
+    } else if (key == "pid" || key == "started") {
+      const std::optional<std::int64_t> n = parse_int(value);
+      if (!n) return std::nullopt;
+      if (key == "pid") {
+        h.info.pid = *n;
+      } else {
+        if (*n > kMaxUnixMs) return std::nullopt;
+        h.info.started = wall_from_unix_ms(*n);
+      }
+    }  // unknown keys: written by a later version; ignored
+  }
+  if (!ended || h.token.empty()) return std::nullopt;
+  return h;
+}
+
+std::string holder_text(const std::optional<HolderText>& h) {
+  if (!h) return "an unknown holder";
+  return h->info.host + " pid " + std::to_string(h->info.pid);
+}
+
+// A token no other lease of any process will have: 64 random bits, the
+// process id and the acquisition time.
+std::string make_token(WallTime now) {
+  std::uint64_t random = 0;
+  if (::getentropy(&random, sizeof random) != 0) {
+    // Still unique together with the pid and the time.
+    random = static_cast<std::uint64_t>(now.time_since_epoch().count()) * 0x9E3779B97F4A7C15u;
+  }
+  char hex[17];
+  static constexpr char kDigits[] = "0123456789abcdef";
+  for (int i = 0; i < 16; ++i) hex[i] = kDigits[(random >> (60 - 4 * i)) & 0xf];
+  hex[16] = '\0';
+  return std::string(hex) + "-" + std::to_string(::getpid()) + "-" +
+         std::to_string(now.time_since_epoch().count());
+}
+
+// ---- Locks ----
+
+// Closes a descriptor (and with it any flock on it) when it goes away.
+class Fd {
+ public:
+  Fd() = default;
+  explicit Fd(int fd) noexcept : fd_(fd) {}
+  Fd(Fd&& o) noexcept : fd_(std::exchange(o.fd_, -1)) {}
+  Fd& operator=(Fd&& o) noexcept {
+    reset();
+    fd_ = std::exchange(o.fd_, -1);
+    return *this;
+  }
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
+  ~Fd() { reset(); }
+  int get() const noexcept { return fd_; }
+  int release() noexcept { return std::exchange(fd_, -1); }
+  void reset() noexcept {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = -1;
+  }
+
+ private:
+  int fd_ = -1;
+};
+
+// True if `fd` is still the file at `path`: nobody removed or replaced it.
+bool same_file(int fd, const std::string& path) {
+  struct stat a {
+  }, b{};
+  if (::fstat(fd, &a) != 0 || ::stat(path.c_str(), &b) != 0) return false;
+  return a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+}
+
+enum class Probe { kFree, kHeld, kNoFile };
+
+// Whether someone holds the lock at `path`. Takes a shared lock for a moment
+// (a held exclusive lock refuses it); flock has no way to only look. Callers
+// hold the id's mark-lock, under which acquirers try the lock, so a probe
+// never makes an acquirer find the id busy.
+Result<Probe> probe_lock(const std::string& path) {
+  Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (fd.get() < 0) {
+    if (errno == ENOENT) return Probe::kNoFile;
+    return io_error(Code::kUnavailable, "cannot open", path, errno);
+  }
+  for (;;) {
+    if (::flock(fd.get(), LOCK_SH | LOCK_NB) == 0) return Probe::kFree;  // unlocked by close
+    if (errno == EWOULDBLOCK) return Probe::kHeld;
+    if (errno != EINTR) return io_error(Code::kUnavailable, "cannot lock", path, errno);
+  }
+}
+
+struct Paths {
+  std::string lock, mark, fence, mark_lock;
+};
+
+}  // namespace
+
+namespace internal {
+
+class FileRegistry final : public WorkerRegistry {
+ public:
+  FileRegistry(const Clock& clock, FileRegistryOptions options)
+      : clock_(clock), options_(std::move(options)), workers_dir_(options_.dir + "/workers") {}
+
+  Result<LeaseGrant> acquire(const LeaseRequest& request) override;
+  Status renew(const LeaseGrant& grant, WallTime high_water) override;
+  Status release(const LeaseGrant& grant, WallTime high_water) override;
+  Result<bool> wait_lost(const LeaseGrant& grant, Duration timeout) override;
+  void wake_waiters() noexcept override { wakes_.fetch_add(1, std::memory_order_acq_rel); }
+  Result<std::vector<WorkerRecord>> list(std::optional<std::uint32_t> region) override;
+  Status fence(WorkerId worker) override;
+
+ private:
+  // A lease this registry holds.
+  struct Held {
+    WorkerId worker;
+    std::string token;
+    std::optional<WallTime> previous_high_water;
+    std::mutex mu;
+    int fd = -1;  // guarded by mu: the flocked lock file; -1 once let go
+  };
+
+  enum class Outcome { kTaken, kBusy, kResting, kCorrupt, kFailed };
+  struct Attempt {
+    Outcome outcome = Outcome::kFailed;
+    Status status;  // why, for kCorrupt and kFailed
+    LeaseGrant grant;
+    std::optional<WallTime> rests_until;  // for kResting
+  };
+
+  Paths paths(WorkerId w) const {
+    const std::string base = workers_dir_ + "/" + id_name(w);
+    return {base + ".lock", base + ".mark", base + ".fence", base + ".mark-lock"};
+  }
+
+  Status check_worker(WorkerId w) const;
+  // Takes the id's mark-lock, waiting a little for whoever has it.
+  Result<Fd> lock_mark(const Paths& p) const;
+  // Takes `w` if no one holds it and it does not rest.
+  Attempt try_take(WorkerId w, const LeaseRequest& request);
+  std::shared_ptr<Held> find(const std::string& token);
+  // Lets go of a lost lease: removes the fence marker naming it (when the
+  // mark-lock can be had), closes the lock file and forgets the lease.
+  // Requires held.mu; `mark_lock` is the mark-lock if the caller has it.
+  void let_go_locked(Held& held, const Fd* mark_lock);
+  // kLeaseLost (letting go) if the lease is no longer ours; OK otherwise.
+  // Requires held.mu and the mark-lock.
+  Status check_still_ours_locked(Held& held, const Paths& p, const Fd& mark_lock);
+
+  const Clock& clock_;
+  const FileRegistryOptions options_;
+  const std::string workers_dir_;
+  std::mutex mu_;
+  std::map<std::string, std::shared_ptr<Held>> held_;  // guarded by mu_, by token
+  std::atomic<std::uint64_t> wakes_{0};                // wake_waiters() calls
+};
+
+Status FileRegistry::check_worker(WorkerId w) const {
+  if (w.region >= options_.layout.regions()) {
+    return Status(Code::kInvalidArgument, "region " + std::to_string(w.region) +
+                                              " does not fit layout " + options_.layout.name() +
+                                              " (regions 0 to " +
+                                              std::to_string(options_.layout.regions() - 1) + ")");
+  }
+  if (w.host >= options_.layout.workers_per_region()) {
+    return Status(Code::kInvalidArgument,
+                  "host " + std::to_string(w.host) + " does not fit layout " +
+                      options_.layout.name() + " (hosts 0 to " +
+                      std::to_string(options_.layout.workers_per_region() - 1) + ")");
+  }
+  return Status::ok();
+}
+
+Result<Fd> FileRegistry::lock_mark(const Paths& p) const {
+  Fd fd(::open(p.mark_lock.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600));
+  if (fd.get() < 0) return io_error(Code::kUnavailable, "cannot open", p.mark_lock, errno);
+  const MonoTime deadline = clock_.mono_now() + kMarkLockWait;
+  for (;;) {
+    if (::flock(fd.get(), LOCK_EX | LOCK_NB) == 0) return fd;
+    if (errno != EWOULDBLOCK && errno != EINTR) {
+      return io_error(Code::kUnavailable, "cannot lock", p.mark_lock, errno);
+    }
+    if (clock_.mono_now() >= deadline) {
+      return Status(Code::kUnavailable, p.mark_lock +
+                                            " stays locked by another process (stopped or "
+                                            "stuck?); try again later");
+    }
+    clock_.pause(kMarkLockRetry);
+  }
+}
+
+std::shared_ptr<FileRegistry::Held> FileRegistry::find(const std::string& token) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = held_.find(token);
+  return it == held_.end() ? nullptr : it->second;
+}
+
+void FileRegistry::let_go_locked(Held& held, const Fd* mark_lock) {
+  if (held.fd < 0) return;
+  const Paths p = paths(held.worker);
+  Result<Fd> own_lock = Status(Code::kUnavailable, "");
+  if (mark_lock == nullptr) {
+    own_lock = lock_mark(p);
+    if (own_lock.is_ok()) mark_lock = &own_lock.value();
+  }
+  // A marker left behind names a token no one has any more; the next
+  // acquirer removes it. So giving up on it is harmless.
+  if (mark_lock != nullptr) {
+    Result<std::optional<FenceMarker>> marker = read_marker(p.fence);
+    if (marker.is_ok() && marker.value() && marker.value()->token == held.token) {
+      ::unlink(p.fence.c_str());
+    }
+  }
+  ::close(held.fd);  // frees the id
+  held.fd = -1;
+  std::lock_guard<std::mutex> lock(mu_);
+  held_.erase(held.token);
+}
+
+Status FileRegistry::check_still_ours_locked(Held& held, const Paths& p, const Fd& mark_lock) {
+  if (!same_file(held.fd, p.lock)) {
+    let_go_locked(held, &mark_lock);
+    return Status(Code::kLeaseLost,
+                  "lock file " + p.lock + " was removed or replaced; the lease is void");
+  }
+  Result<std::optional<FenceMarker>> marker = read_marker(p.fence);
+  if (!marker.is_ok()) return marker.status();
+  if (marker.value()) {
+    const FenceMarker& m = *marker.value();
+    if (m.token.empty()) {
+      // Cannot tell whom it fences: stopping is the safe reading.
+      let_go_locked(held, &mark_lock);
+      return Status(Code::kLeaseLost, "fence marker " + p.fence + " is unreadable; stopping");
+    }
+    if (m.token == held.token) {
+      let_go_locked(held, &mark_lock);
+      return Status(Code::kLeaseLost,
+                    id_text(held.worker) + " was fenced at " + time_text(m.fenced_at));
+    }
+  }
+  return Status::ok();
+}
+
+FileRegistry::Attempt FileRegistry::try_take(WorkerId w, const LeaseRequest& request) {
+  const Paths p = paths(w);
+  Attempt a;
+  // The mark-lock first: fence() and list() then never find the lock taken
+  // while its holder text still names the previous holder.
+  Result<Fd> mark_lock = lock_mark(p);
+  if (!mark_lock.is_ok()) {
+    a.status = mark_lock.status();
+    return a;
+  }
+  Fd lock(::open(p.lock.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600));
+  if (lock.get() < 0) {
+    a.status = io_error(Code::kUnavailable, "cannot open", p.lock, errno);
+    return a;
+  }
+  for (;;) {
+    if (::flock(lock.get(), LOCK_EX | LOCK_NB) == 0) break;
+    if (errno == EINTR) continue;
+    if (errno != EWOULDBLOCK) {
+      a.status = io_error(Code::kUnavailable, "cannot lock", p.lock, errno);
+      return a;
+    }
+    a.outcome = Outcome::kBusy;
+    return a;
+  }
+  // Locked the file that was at the path when we opened it; if it has been
+  // replaced since, our lock excludes no one.
+  if (!same_file(lock.get(), p.lock)) {
+    a.outcome = Outcome::kBusy;
+    return a;
+  }
+  // The mark may have changed since the caller looked at it.
+  Result<std::optional<Mark>> mark = read_mark(p.mark);
+  if (!mark.is_ok()) {
+    a.outcome = mark.status().code() == Code::kDataLoss ? Outcome::kCorrupt : Outcome::kFailed;
+    a.status = mark.status();
+    return a;
+  }
+  const Mark previous = mark.value().value_or(Mark{});
+  const WallTime now = clock_.wall_now();
+  if (const std::optional<WallTime> until = rests_until(previous, options_.quarantine);
+      until && now < *until) {
+    a.outcome = Outcome::kResting;
+    a.rests_until = until;
+    return a;
+  }
+  const std::string token = make_token(now);
+  const std::string text = format_holder(token, request.holder);
+  if (::ftruncate(lock.get(), 0) != 0 ||
+      ::pwrite(lock.get(), text.data(), text.size(), 0) != static_cast<ssize_t>(text.size())) {
+    a.status = io_error(Code::kUnavailable, "cannot write", p.lock, errno);
+    return a;
+  }
+  // A marker here fences a holder that is gone (we hold its lock).
+  if (::unlink(p.fence.c_str()) != 0 && errno != ENOENT) {
+    a.status = io_error(Code::kUnavailable, "cannot remove", p.fence, errno);
+    return a;
+  }
+  Mark next = previous;
+  next.high_water = later(previous.high_water, request.high_water);
+  if (Status s = write_atomically(p.mark, format_mark(next)); !s.is_ok()) {
+    a.status = s;
+    return a;
+  }
+  auto held = std::make_shared<Held>();
+  held->worker = w;
+  held->token = token;
+  held->previous_high_water = previous.high_water;
+  held->fd = lock.release();
+  {
+    std::lock_guard<std::mutex> guard(mu_);
+    held_[token] = held;
+  }
+  a.outcome = Outcome::kTaken;
+  a.grant = LeaseGrant{w, token, previous.high_water};
+  return a;
+}
+
+Result<LeaseGrant> FileRegistry::acquire(const LeaseRequest& request) {
+  if (Status s = check_worker({request.region, request.host.value_or(0)}); !s.is_ok()) return s;
+  if (Status s = make_dir(workers_dir_); !s.is_ok()) return s;
+
+  if (request.host) {
+    const WorkerId w{request.region, *request.host};
+    Attempt a = try_take(w, request);
+    switch (a.outcome) {
+      case Outcome::kTaken:
+        return a.grant;
+      case Outcome::kBusy: {
+        Result<std::optional<std::string>> text = read_file(paths(w).lock);
+        std::optional<HolderText> holder;
+        if (text.is_ok() && text.value()) holder = parse_holder(*text.value());
+        return Status(Code::kResourceExhausted, id_text(w) + " is held by " + holder_text(holder));
+      }
+      case Outcome::kResting:
+        return Status(Code::kResourceExhausted,
+                      id_text(w) + " rests until " + time_text(*a.rests_until) +
+                          " (quarantine after its last release or high-water mark)");
+      case Outcome::kCorrupt:
+      case Outcome::kFailed:
+        return a.status;
+    }
+  }
+
+  // Candidates: never-used ids first, lowest first, then the one that has
+  // rested longest; held ones are found out by trying their lock.
+  struct Candidate {
+    std::optional<WallTime> since;  // nullopt: never used
+    std::uint32_t host = 0;
+  };
+  std::vector<Candidate> candidates;
+  Status corrupt;
+  Status failed;
+  std::optional<WallTime> next_free;
+  const WallTime now = clock_.wall_now();
+  const auto hosts = static_cast<std::uint32_t>(options_.layout.workers_per_region());
+  for (std::uint32_t h = 0; h < hosts; ++h) {
+    const WorkerId w{request.region, h};
+    Result<std::optional<Mark>> mark = read_mark(paths(w).mark);
+    if (!mark.is_ok()) {
+      if (mark.status().code() != Code::kDataLoss) return mark.status();
+      corrupt = mark.status();
+      continue;
+    }
+    if (!mark.value()) {
+      candidates.push_back({std::nullopt, h});
+      continue;
+    }
+    const std::optional<WallTime> until = rests_until(*mark.value(), options_.quarantine);
+    if (until && now < *until) {
+      next_free = next_free ? std::min(*next_free, *until) : *until;
+      continue;
+    }
+    candidates.push_back({later(mark.value()->high_water, mark.value()->released_at), h});
+  }
+  std::stable_sort(candidates.begin(), candidates.end(),
+                   [](const Candidate& a, const Candidate& b) {
+                     if (!a.since || !b.since) return !a.since && b.since;
+                     return *a.since < *b.since;
+                   });
+  for (const Candidate& c : candidates) {
+    Attempt a = try_take({request.region, c.host}, request);
+    switch (a.outcome) {
+      case Outcome::kTaken:
+        return a.grant;
+      case Outcome::kBusy:
+        break;
+      case Outcome::kResting:
+        next_free = next_free ? std::min(*next_free, *a.rests_until) : *a.rests_until;
+        break;
+      case Outcome::kCorrupt:
+        corrupt = a.status;
+        break;
+      case Outcome::kFailed:
+        // For example a process stopped while it had this id's mark-lock:
+        // another id may still be free.
+        failed = a.status;
+        break;
+    }
+  }
+  if (!corrupt.is_ok()) {
+    return Status(Code::kDataLoss, "no free worker id in region " + std::to_string(request.region) +
+                                       ", and " + corrupt.message());
+  }
+  std::string msg = "no free worker id in region " + std::to_string(request.region) + ": all " +
+                    std::to_string(hosts) + " are held or resting";
+  if (next_free) msg += " (the first rests until " + time_text(*next_free) + ")";
+  if (!failed.is_ok()) return Status(failed.code(), msg + "; and " + failed.message());
+  return Status(Code::kResourceExhausted, msg);
+}
+
+Status FileRegistry::renew(const LeaseGrant& grant, WallTime high_water) {
+  std::shared_ptr<Held> held = find(grant.token);
+  if (held == nullptr) {
+    return Status(Code::kLeaseLost, id_text(grant.worker) + ": this lease is no longer held");
+  }
+  std::lock_guard<std::mutex> lock(held->mu);
+  if (held->fd < 0) {
+    return Status(Code::kLeaseLost, id_text(grant.worker) + ": this lease is no longer held");
+  }
+  const Paths p = paths(held->worker);
+  Result<Fd> mark_lock = lock_mark(p);
+  if (!mark_lock.is_ok()) return mark_lock.status();
+  if (Status s = check_still_ours_locked(*held, p, mark_lock.value()); !s.is_ok()) return s;
+  Result<std::optional<Mark>> mark = read_mark(p.mark);
+  if (!mark.is_ok()) return mark.status();
+  Mark next = mark.value().value_or(Mark{});
+  // The previous holders' mark too, in case the file was removed under us.
+  next.high_water = later(later(next.high_water, held->previous_high_water), high_water);
+  return write_atomically(p.mark, format_mark(next));
+}
+
+Status FileRegistry::release(const LeaseGrant& grant, WallTime high_water) {
+  std::shared_ptr<Held> held = find(grant.token);
+  if (held == nullptr) {
+    return Status(Code::kLeaseLost, id_text(grant.worker) + ": this lease is no longer held");
+  }
+  std::lock_guard<std::mutex> lock(held->mu);
+  if (held->fd < 0) {
+    return Status(Code::kLeaseLost, id_text(grant.worker) + ": this lease is no longer held");
+  }
+  const Paths p = paths(held->worker);
+  Result<Fd> mark_lock = lock_mark(p);
+  if (!mark_lock.is_ok()) return mark_lock.status();  // still held: the caller may retry
+  if (Status s = check_still_ours_locked(*held, p, mark_lock.value()); !s.is_ok()) return s;
+  Result<std::optional<Mark>> mark = read_mark(p.mark);
+  Status result;
+  if (!mark.is_ok()) {
+    // Never overwrite a mark that cannot be read: it is the evidence.
+    result = mark.status();
+  } else {
+    // The holder has stopped, and `high_water` is the exact last instant it
+    // issued in: its renewals' caps (later) no longer matter.
+    Mark next;
+    next.high_water = later(held->previous_high_water, high_water);
+    next.released_at =
+        later(mark.value() ? mark.value()->released_at : std::nullopt, clock_.wall_now());
+    result = write_atomically(p.mark, format_mark(next));
+    if (!result.is_ok()) {
+      // The mark on disk holds the last renewal's cap, which is later than
+      // anything issued: freeing the id is still safe.
+      result = Status(result.code(), result.message() + " (the id was freed with its last " +
+                                         "renewed high-water mark)");
+    }
+  }
+  let_go_locked(*held, &mark_lock.value());
+  return result;
+}
+
+Result<bool> FileRegistry::wait_lost(const LeaseGrant& grant, Duration timeout) {
+  std::shared_ptr<Held> held = find(grant.token);
+  if (held == nullptr) return true;
+  const Paths p = paths(held->worker);
+  const MonoTime deadline = clock_.mono_now() + timeout;
+  const std::uint64_t wakes = wakes_.load(std::memory_order_acquire);
+  for (;;) {
+    {
+      std::lock_guard<std::mutex> lock(held->mu);
+      if (held->fd < 0) return true;
+      bool lost = !same_file(held->fd, p.lock);
+      if (!lost) {
+        // Read without the mark-lock: the marker is replaced atomically.
+        Result<std::optional<FenceMarker>> marker = read_marker(p.fence);
+        lost = marker.is_ok() && marker.value() &&
+               (marker.value()->token.empty() || marker.value()->token == held->token);
+      }
+      if (lost) {
+        let_go_locked(*held, nullptr);
+        return true;
+      }
+    }
+    const MonoTime now = clock_.mono_now();
+    if (now >= deadline || wakes_.load(std::memory_order_acquire) != wakes) return false;
+    clock_.pause(std::min<Duration>(options_.poll_every, deadline - now));
+  }
+}
+
+Result<std::vector<WorkerRecord>> FileRegistry::list(std::optional<std::uint32_t> region) {
+  std::set<std::pair<std::uint32_t, std::uint32_t>> ids;
+  DIR* dir = ::opendir(workers_dir_.c_str());
+  if (dir == nullptr) {
+    if (errno == ENOENT) return std::vector<WorkerRecord>();
+    return io_error(Code::kUnavailable, "cannot read directory", workers_dir_, errno);
+  }
+  while (const dirent* e = ::readdir(dir)) {
+    // rR-hH.lock, rR-hH.mark or rR-hH.fence; anything else is not a record.
+    const std::string_view name = e->d_name;
+    const std::size_t dash = name.find("-h");
+    const std::size_t dot = name.find('.');
+    if (name.empty() || name[0] != 'r' || dash == std::string_view::npos ||
+        dot == std::string_view::npos || dot < dash) {
+      continue;
+    }
+    const std::string_view ext = name.substr(dot + 1);
+    if (ext != "lock" && ext != "mark" && ext != "fence") continue;
+    const std::optional<std::int64_t> r = parse_int(name.substr(1, dash - 1));
+    const std::optional<std::int64_t> h = parse_int(name.substr(dash + 2, dot - dash - 2));
+    if (!r || !h || *r > UINT32_MAX || *h > UINT32_MAX) continue;
+    if (region && static_cast<std::uint32_t>(*r) != *region) continue;
+    ids.insert({static_cast<std::uint32_t>(*r), static_cast<std::uint32_t>(*h)});
+  }
+  ::closedir(dir);
+
+  std::vector<WorkerRecord> records;
+  for (const auto& [r, h] : ids) {
+    const WorkerId w{r, h};
+    const Paths p = paths(w);
+    // Under the mark-lock, the holder text, marker and mark agree.
+    Result<Fd> mark_lock = lock_mark(p);
+    if (!mark_lock.is_ok()) return mark_lock.status();
+    WorkerRecord rec;
+    rec.worker = w;
+    Result<Probe> probe = probe_lock(p.lock);
+    if (!probe.is_ok()) return probe.status();
+    if (probe.value() == Probe::kHeld) {
+      Result<std::optional<std::string>> text = read_file(p.lock);
+      if (!text.is_ok()) return text.status();
+      std::optional<HolderText> holder;
+      if (text.value()) holder = parse_holder(*text.value());
+      Result<std::optional<FenceMarker>> marker = read_marker(p.fence);
+      if (!marker.is_ok()) return marker.status();
+      const bool fenced = holder && marker.value() && marker.value()->token == holder->token;
+      // A fenced holder still has the lock until it notices, but the lease
+      // is revoked: it is not the holder any more.
+      if (!fenced) rec.holder = holder ? holder->info : HolderInfo{"(unreadable)", 0, {}, ""};
+    }
+    Result<std::optional<Mark>> mark = read_mark(p.mark);
+    if (!mark.is_ok()) return mark.status();
+    if (mark.value()) {
+      rec.high_water = mark.value()->high_water;
+      rec.released_at = mark.value()->released_at;
+      if (!rec.holder) {
+        const std::optional<WallTime> until = rests_until(*mark.value(), options_.quarantine);
+        if (until && clock_.wall_now() < *until) rec.quarantined_until = until;
+      }
+    }
+    records.push_back(std::move(rec));
+  }
+  return records;
+}
+
+Status FileRegistry::fence(WorkerId worker) {
+  if (Status s = check_worker(worker); !s.is_ok()) return s;
+  const Paths p = paths(worker);
+  struct stat st {};
+  if (::stat(workers_dir_.c_str(), &st) != 0) {
+    return Status(Code::kNotFound, id_text(worker) + " is not held");
+  }
+  Result<Fd> mark_lock = lock_mark(p);
+  if (!mark_lock.is_ok()) return mark_lock.status();
+  Result<Probe> probe = probe_lock(p.lock);
+  if (!probe.is_ok()) return probe.status();
+  if (probe.value() != Probe::kHeld) {
+    return Status(Code::kNotFound, id_text(worker) + " is not held");
+  }
+  Result<std::optional<std::string>> text = read_file(p.lock);
+  if (!text.is_ok()) return text.status();
+  const std::optional<HolderText> holder =
+      text.value() ? parse_holder(*text.value()) : std::nullopt;
+  if (!holder) {
+    return Status(Code::kDataLoss,
+                  "the holder record in " + p.lock + " is unreadable; cannot tell whom to fence");
+  }
+  Result<std::optional<FenceMarker>> marker = read_marker(p.fence);
+  if (!marker.is_ok()) return marker.status();
+  if (marker.value() && marker.value()->token == holder->token) {
+    return Status(Code::kNotFound, id_text(worker) + " was already fenced at " +
+                                       time_text(marker.value()->fenced_at) + "; " +
+                                       holder_text(holder) + " has not let go of it yet");
+  }
+  const WallTime now = clock_.wall_now();
+  if (Status s = write_atomically(p.fence, format_marker({holder->token, now})); !s.is_ok()) {
+    return s;
+  }
+  // The holder is stopped now; the release time starts the quarantine.
+  Result<std::optional<Mark>> mark = read_mark(p.mark);
+  if (!mark.is_ok()) {
+    return Status(mark.status().code(),
+                  "fenced, but could not record the release time: " + mark.status().message());
+  }
+  Mark next = mark.value().value_or(Mark{});
+  next.released_at = later(next.released_at, now);
+  if (Status s = write_atomically(p.mark, format_mark(next)); !s.is_ok()) {
+    return Status(s.code(), "fenced, but could not record the release time: " + s.message());
+  }
+  return Status::ok();
+}
+
+}  // namespace internal
+
+Result<std::unique_ptr<WorkerRegistry>> make_file_registry(const Clock& clock,
+                                                           FileRegistryOptions options) {
+  if (options.dir.empty()) {
+    return Status(Code::kInvalidArgument, "the file registry needs a directory");
+  }
+  if (!options.layout.can_generate()) {
+    return Status(Code::kInvalidArgument,
+                  "layout " + options.layout.name() + " cannot generate ids");
+  }
+  if (options.quarantine < Duration::zero() || options.quarantine > kMaxQuarantine) {
+    return Status(Code::kInvalidArgument, "quarantine must be between 0 and 1 hour");
+  }
+  if (options.poll_every <= Duration::zero() || options.poll_every > kMaxPollEvery) {
+    return Status(Code::kInvalidArgument, "poll_every must be more than 0 and at most 1 s");
+  }
+  while (options.dir.size() > 1 && options.dir.back() == '/') options.dir.pop_back();
+  if (Status s = make_dirs(options.dir); !s.is_ok()) return s;
+  if (Status s = make_dir(options.dir + "/workers"); !s.is_ok()) return s;
+  return std::unique_ptr<WorkerRegistry>(
+      std::make_unique<internal::FileRegistry>(clock, std::move(options)));
+}
+
+}  // namespace snowid

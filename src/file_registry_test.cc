@@ -1,0 +1,757 @@
+// Tests of the file registry: distinct ids across registries, threads and
+// processes; crashed holders; marks; quarantine; fencing; corrupt state.
+#include "snowid/file_registry.h"
+
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "snowid/testing/simulated_clock.h"
+
+namespace snowid {
+namespace {
+
+namespace fs = std::filesystem;
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+using testing::SimulatedClock;
+
+// 2026-03-01T00:00:00Z; marks are whole milliseconds, so tests use those.
+const WallTime kStart = wall_from_unix_ms(1772323200000);
+
+// 4 regions of 8 hosts: small enough to fill.
+Layout small_layout() {
+  LayoutSpec spec;
+  spec.name = "small";
+  spec.fields = {{"time", FieldRole::kTime, 41},
+                 {"region", FieldRole::kRegion, 2},
+                 {"host", FieldRole::kHost, 3},
+                 {"sequence", FieldRole::kSequence, 17}};
+  Result<Layout> layout = Layout::create(spec);
+  EXPECT_TRUE(layout.is_ok()) << layout.status().to_string();
+  return layout.value();
+}
+
+class FileRegistryTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string pattern = (fs::temp_directory_path() / "snowid-registry-test-XXXXXX").string();
+    ASSERT_NE(::mkdtemp(pattern.data()), nullptr) << std::strerror(errno);
+    dir_ = pattern;
+  }
+
+  void TearDown() override {
+    std::error_code ec;
+    fs::remove_all(dir_, ec);
+  }
+
+  std::unique_ptr<WorkerRegistry> registry(Duration quarantine = Duration::zero(),
+                                           const Clock* clock = nullptr) {
+    FileRegistryOptions o;
+    o.dir = dir_;
+    o.layout = small_layout();
+    o.quarantine = quarantine;
+    Result<std::unique_ptr<WorkerRegistry>> r =
+        make_file_registry(clock != nullptr ? *clock : clock_, o);
+    EXPECT_TRUE(r.is_ok()) << r.status().to_string();
+    return r.is_ok() ? std::move(r.value()) : nullptr;
+  }
+
+  static LeaseRequest request(std::uint32_t region, std::optional<std::uint32_t> host,
+                              WallTime high_water) {
+    LeaseRequest r;
+    r.region = region;
+    r.host = host;
+    r.holder = {"test-host", 4242, kStart - seconds(60), "unix:/run/snowid.sock"};
+    r.high_water = high_water;
+    return r;
+  }
+
+  std::string worker_file(const std::string& name) const { return dir_ + "/workers/" + name; }
+
+  void write(const std::string& path, const std::string& text) const {
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    out << text;
+    ASSERT_TRUE(out.good()) << path;
+  }
+
+  static std::string read(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+
+  // The record of `w` in a list of region `w.region`; fails the test if absent.
+  static std::optional<WorkerRecord> record_of(WorkerRegistry& reg, WorkerId w) {
+    Result<std::vector<WorkerRecord>> list = reg.list(w.region);
+    EXPECT_TRUE(list.is_ok()) << list.status().to_string();
+    if (!list.is_ok()) return std::nullopt;
+    for (const WorkerRecord& r : list.value()) {
+      if (r.worker == w) return r;
+    }
+    ADD_FAILURE() << "no record of " << w.region << "/" << w.host;
+    return std::nullopt;
+  }
+
+  std::string dir_;
+  SimulatedClock clock_{kStart};
+};
+
+// ---- Options ----
+
+TEST_F(FileRegistryTest, CreatesItsMissingDirectoryPrivateToTheUser) {
+  FileRegistryOptions o;
+  o.dir = dir_ + "/a/b/state";
+  ASSERT_TRUE(make_file_registry(clock_, o).is_ok());
+  struct stat st {};
+  ASSERT_EQ(::stat((dir_ + "/a/b/state/workers").c_str(), &st), 0);
+  EXPECT_TRUE(S_ISDIR(st.st_mode));
+  ASSERT_EQ(::stat((dir_ + "/a/b/state").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0700u);
+}
+
+TEST_F(FileRegistryTest, RefusesBadOptions) {
+  auto code_of = [&](FileRegistryOptions o) {
+    Result<std::unique_ptr<WorkerRegistry>> r = make_file_registry(clock_, std::move(o));
+    return r.is_ok() ? Code::kOk : r.status().code();
+  };
+  FileRegistryOptions o;
+  o.dir = dir_;
+  EXPECT_EQ(code_of(o), Code::kOk);
+  FileRegistryOptions empty = o;
+  empty.dir = "";
+  EXPECT_EQ(code_of(empty), Code::kInvalidArgument);
+  FileRegistryOptions negative = o;
+  negative.quarantine = -milliseconds(1);
+  EXPECT_EQ(code_of(negative), Code::kInvalidArgument);
+  FileRegistryOptions long_rest = o;
+  long_rest.quarantine = std::chrono::hours(1) + milliseconds(1);
+  EXPECT_EQ(code_of(long_rest), Code::kInvalidArgument);
+  FileRegistryOptions no_poll = o;
+  no_poll.poll_every = Duration::zero();
+  EXPECT_EQ(code_of(no_poll), Code::kInvalidArgument);
+  FileRegistryOptions decode_only = o;
+  decode_only.layout = preset("twitter").value();
+  EXPECT_EQ(code_of(decode_only), Code::kInvalidArgument);
+
+  const std::string file = dir_ + "/plain-file";
+  write(file, "x");
+  FileRegistryOptions not_dir = o;
+  not_dir.dir = file;
+  EXPECT_EQ(code_of(not_dir), Code::kUnavailable);
+}
+
+TEST_F(FileRegistryTest, RejectsRegionsAndHostsOutsideTheLayout) {
+  auto reg = registry();
+  EXPECT_EQ(reg->acquire(request(4, std::nullopt, kStart)).status().code(), Code::kInvalidArgument);
+  EXPECT_EQ(reg->acquire(request(0, 8, kStart)).status().code(), Code::kInvalidArgument);
+  EXPECT_EQ(reg->fence({0, 8}).code(), Code::kInvalidArgument);
+  EXPECT_EQ(reg->fence({4, 0}).code(), Code::kInvalidArgument);
+}
+
+// ---- Distinct ids ----
+
+TEST_F(FileRegistryTest, GivesEveryAcquirerADistinctIdUntilTheBlockIsFull) {
+  auto reg = registry();
+  std::vector<LeaseGrant> grants;
+  for (std::uint32_t i = 0; i < 8; ++i) {
+    Result<LeaseGrant> g = reg->acquire(request(2, std::nullopt, kStart + seconds(8)));
+    ASSERT_TRUE(g.is_ok()) << g.status().to_string();
+    // Never-used ids are handed out lowest first.
+    EXPECT_EQ(g->worker, (WorkerId{2, i}));
+    EXPECT_FALSE(g->previous_high_water.has_value());
+    grants.push_back(g.value());
+  }
+  Result<LeaseGrant> full = reg->acquire(request(2, std::nullopt, kStart));
+  ASSERT_FALSE(full.is_ok());
+  EXPECT_EQ(full.status().code(), Code::kResourceExhausted);
+  EXPECT_NE(full.status().message().find("region 2"), std::string::npos) << full.status().message();
+  // Other regions are separate blocks.
+  Result<LeaseGrant> other = reg->acquire(request(3, std::nullopt, kStart));
+  ASSERT_TRUE(other.is_ok());
+  EXPECT_EQ(other->worker, (WorkerId{3, 0}));
+  // Tokens are unique too.
+  std::set<std::string> tokens;
+  for (const LeaseGrant& g : grants) tokens.insert(g.token);
+  EXPECT_EQ(tokens.size(), grants.size());
+}
+
+TEST_F(FileRegistryTest, ConcurrentRegistriesOnManyThreadsNeverShareAnId) {
+  constexpr int kThreads = 16;
+  std::vector<std::unique_ptr<WorkerRegistry>> regs;
+  for (int i = 0; i < kThreads; ++i) regs.push_back(registry());
+  std::vector<Result<LeaseGrant>> results(kThreads, Status(Code::kUnavailable, "not run"));
+  std::atomic<bool> go{false};
+  std::vector<std::thread> threads;
+  for (int i = 0; i < kThreads; ++i) {
+    threads.emplace_back([&, i] {
+      while (!go.load()) std::this_thread::yield();
+      results[i] = regs[i]->acquire(request(1, std::nullopt, kStart + seconds(8)));
+    });
+  }
+  go.store(true);
+  for (std::thread& t : threads) t.join();
+  std::set<std::uint32_t> hosts;
+  int exhausted = 0;
+  for (const Result<LeaseGrant>& r : results) {
+    if (r.is_ok()) {
+      EXPECT_TRUE(hosts.insert(r->worker.host).second) << "host " << r->worker.host << " twice";
+    } else {
+      EXPECT_EQ(r.status().code(), Code::kResourceExhausted) << r.status().to_string();
+      ++exhausted;
+    }
+  }
+  EXPECT_EQ(hosts.size(), 8u);
+  EXPECT_EQ(exhausted, kThreads - 8);
+}
+
+TEST_F(FileRegistryTest, TwoRegistriesInOneProcessExcludeEachOther) {
+  auto a = registry();
+  auto b = registry();
+  ASSERT_TRUE(a->acquire(request(0, 5, kStart)).is_ok());
+  Result<LeaseGrant> pinned = b->acquire(request(0, 5, kStart));
+  ASSERT_FALSE(pinned.is_ok());
+  EXPECT_EQ(pinned.status().code(), Code::kResourceExhausted);
+  // The message says who holds it.
+  EXPECT_NE(pinned.status().message().find("test-host pid 4242"), std::string::npos)
+      << pinned.status().message();
+  Result<LeaseGrant> any = b->acquire(request(0, std::nullopt, kStart));
+  ASSERT_TRUE(any.is_ok());
+  EXPECT_NE(any->worker.host, 5u);
+}
+
+// A child process that acquires an id in `region` and reports its host over a
+// pipe (or 255 on failure), then holds it until every write end of `hold` is
+// closed. `parent_ends` (the pipes' other ends) are closed in the child.
+pid_t spawn_holder(const std::string& dir, std::uint32_t region, std::optional<std::uint32_t> host,
+                   WallTime renew_to, int report_fd, int hold_fd, std::vector<int> parent_ends) {
+  const pid_t pid = ::fork();
+  if (pid != 0) return pid;
+  // The child: no gtest assertions here, only _exit.
+  for (int fd : parent_ends) ::close(fd);
+  SimulatedClock clock(kStart);
+  FileRegistryOptions o;
+  o.dir = dir;
+  o.layout = small_layout();
+  Result<std::unique_ptr<WorkerRegistry>> reg = make_file_registry(clock, o);
+  unsigned char answer = 255;
+  if (reg.is_ok()) {
+    LeaseRequest r;
+    r.region = region;
+    r.host = host;
+    r.holder = {"child", static_cast<std::int64_t>(::getpid()), kStart, ""};
+    r.high_water = kStart + seconds(8);
+    Result<LeaseGrant> g = reg.value()->acquire(r);
+    if (g.is_ok() && reg.value()->renew(g.value(), renew_to).is_ok()) {
+      answer = static_cast<unsigned char>(g->worker.host);
+    }
+  }
+  if (::write(report_fd, &answer, 1) != 1) ::_exit(3);
+  char c;
+  while (::read(hold_fd, &c, 1) < 0 && errno == EINTR) {
+  }
+  ::_exit(0);  // without release: as a crash would
+}
+
+struct Pipe {
+  int fds[2] = {-1, -1};
+  Pipe() { EXPECT_EQ(::pipe(fds), 0); }
+  ~Pipe() {
+    for (int fd : fds) {
+      if (fd >= 0) ::close(fd);
+    }
+  }
+  void close_end(int i) {
+    ::close(fds[i]);
+    fds[i] = -1;
+  }
+};
+
+unsigned char read_byte(int fd) {
+  unsigned char c = 254;
+  while (::read(fd, &c, 1) < 0 && errno == EINTR) {
+  }
+  return c;
+}
+
+void reap(pid_t pid) {
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+}
+
+TEST_F(FileRegistryTest, SeparateProcessesHoldDistinctIdsAndFreeThemWhenTheyExit) {
+  constexpr int kChildren = 5;
+  Pipe report, hold;
+  std::vector<pid_t> children;
+  for (int i = 0; i < kChildren; ++i) {
+    children.push_back(spawn_holder(dir_, 1, std::nullopt, kStart + seconds(8), report.fds[1],
+                                    hold.fds[0], {report.fds[0], hold.fds[1]}));
+  }
+  std::set<std::uint32_t> hosts;
+  for (int i = 0; i < kChildren; ++i) {
+    const unsigned char host = read_byte(report.fds[0]);
+    ASSERT_LT(host, 8) << "a child failed to acquire";
+    EXPECT_TRUE(hosts.insert(host).second) << "host " << int{host} << " twice";
+  }
+  // This process takes the rest of the block, never a child's id.
+  auto reg = registry();
+  for (int i = kChildren; i < 8; ++i) {
+    Result<LeaseGrant> g = reg->acquire(request(1, std::nullopt, kStart + seconds(8)));
+    ASSERT_TRUE(g.is_ok()) << g.status().to_string();
+    EXPECT_TRUE(hosts.insert(g->worker.host).second) << "host " << g->worker.host << " twice";
+  }
+  EXPECT_EQ(reg->acquire(request(1, std::nullopt, kStart)).status().code(),
+            Code::kResourceExhausted);
+
+  // The children exit without releasing; the kernel frees their locks. Their
+  // ids come back once their marks (renewed to kStart + 8 s) have passed.
+  hold.close_end(1);
+  for (pid_t pid : children) reap(pid);
+  EXPECT_EQ(reg->acquire(request(1, std::nullopt, kStart)).status().code(),
+            Code::kResourceExhausted);
+  clock_.advance(seconds(8));
+  for (int i = 0; i < kChildren; ++i) {
+    Result<LeaseGrant> g = reg->acquire(request(1, std::nullopt, kStart + seconds(16)));
+    ASSERT_TRUE(g.is_ok()) << g.status().to_string();
+    ASSERT_TRUE(g->previous_high_water.has_value());
+    EXPECT_EQ(*g->previous_high_water, kStart + seconds(8));
+  }
+}
+
+TEST_F(FileRegistryTest, AKilledHoldersSuccessorWaitsOutItsMarkAndReceivesIt) {
+  Pipe report, hold;
+  const WallTime renewed = kStart + seconds(9);
+  const pid_t child =
+      spawn_holder(dir_, 0, 3, renewed, report.fds[1], hold.fds[0], {report.fds[0], hold.fds[1]});
+  ASSERT_EQ(read_byte(report.fds[0]), 3);
+
+  auto reg = registry();
+  Result<LeaseGrant> while_alive = reg->acquire(request(0, 3, kStart));
+  ASSERT_FALSE(while_alive.is_ok());
+  EXPECT_EQ(while_alive.status().code(), Code::kResourceExhausted);
+  EXPECT_NE(while_alive.status().message().find("child pid " + std::to_string(child)),
+            std::string::npos)
+      << while_alive.status().message();
+  std::optional<WorkerRecord> rec = record_of(*reg, {0, 3});
+  ASSERT_TRUE(rec && rec->holder);
+  EXPECT_EQ(rec->holder->pid, child);
+
+  ASSERT_EQ(::kill(child, SIGKILL), 0);
+  reap(child);
+  // Free of its holder but resting until the mark it renewed to.
+  rec = record_of(*reg, {0, 3});
+  ASSERT_TRUE(rec);
+  EXPECT_FALSE(rec->holder.has_value());
+  EXPECT_EQ(rec->high_water, renewed);
+  EXPECT_EQ(rec->quarantined_until, renewed);
+  Result<LeaseGrant> early = reg->acquire(request(0, 3, kStart));
+  ASSERT_FALSE(early.is_ok());
+  EXPECT_EQ(early.status().code(), Code::kResourceExhausted);
+  EXPECT_NE(early.status().message().find("rests until"), std::string::npos);
+
+  clock_.set_wall(renewed);
+  Result<LeaseGrant> successor = reg->acquire(request(0, 3, renewed + seconds(8)));
+  ASSERT_TRUE(successor.is_ok()) << successor.status().to_string();
+  EXPECT_EQ(successor->previous_high_water, renewed);
+}
+
+// ---- Marks ----
+
+TEST_F(FileRegistryTest, AcquireKeepsTheLaterOfTheStoredMarkAndTheRequest) {
+  auto reg = registry();
+  Result<LeaseGrant> first = reg->acquire(request(0, 1, kStart + seconds(8)));
+  ASSERT_TRUE(first.is_ok());
+  ASSERT_TRUE(reg->release(first.value(), kStart + milliseconds(700)).is_ok());
+  clock_.advance(seconds(1));
+  // A request whose first mark is earlier than the stored one.
+  Result<LeaseGrant> second = reg->acquire(request(0, 1, kStart + milliseconds(200)));
+  ASSERT_TRUE(second.is_ok()) << second.status().to_string();
+  EXPECT_EQ(second->previous_high_water, kStart + milliseconds(700));
+  std::optional<WorkerRecord> rec = record_of(*reg, {0, 1});
+  ASSERT_TRUE(rec);
+  EXPECT_EQ(rec->high_water, kStart + milliseconds(700));
+}
+
+TEST_F(FileRegistryTest, RenewOnlyRaisesTheMark) {
+  auto reg = registry();
+  Result<LeaseGrant> g = reg->acquire(request(0, 0, kStart + seconds(8)));
+  ASSERT_TRUE(g.is_ok());
+  ASSERT_TRUE(reg->renew(g.value(), kStart + seconds(11)).is_ok());
+  EXPECT_EQ(record_of(*reg, {0, 0})->high_water, kStart + seconds(11));
+  ASSERT_TRUE(reg->renew(g.value(), kStart + seconds(9)).is_ok());
+  EXPECT_EQ(record_of(*reg, {0, 0})->high_water, kStart + seconds(11));
+}
+
+TEST_F(FileRegistryTest, MarksRoundUpToTheMillisecondNeverDown) {
+  auto reg = registry();
+  Result<LeaseGrant> g = reg->acquire(request(0, 0, kStart + std::chrono::microseconds(1500)));
+  ASSERT_TRUE(g.is_ok());
+  EXPECT_EQ(record_of(*reg, {0, 0})->high_water, kStart + milliseconds(2));
+}
+
+TEST_F(FileRegistryTest, ReleaseRecordsTheExactLastInstantAndTheReleaseTime) {
+  auto reg = registry();
+  Result<LeaseGrant> g = reg->acquire(request(0, 2, kStart + seconds(8)));
+  ASSERT_TRUE(g.is_ok());
+  ASSERT_TRUE(reg->renew(g.value(), kStart + seconds(9)).is_ok());
+  clock_.advance(seconds(1));
+  // The renewals' caps lie ahead; the holder stopped at +500 ms.
+  ASSERT_TRUE(reg->release(g.value(), kStart + milliseconds(500)).is_ok());
+  std::optional<WorkerRecord> rec = record_of(*reg, {0, 2});
+  ASSERT_TRUE(rec);
+  EXPECT_FALSE(rec->holder.has_value());
+  EXPECT_EQ(rec->high_water, kStart + milliseconds(500));
+  EXPECT_EQ(rec->released_at, kStart + seconds(1));
+  EXPECT_FALSE(rec->quarantined_until.has_value());  // no quarantine configured
+  // The lock file stays: removing it could let two processes lock two files.
+  EXPECT_TRUE(fs::exists(worker_file("r0-h2.lock")));
+
+  Result<LeaseGrant> next = reg->acquire(request(0, 2, kStart + seconds(9)));
+  ASSERT_TRUE(next.is_ok()) << next.status().to_string();
+  EXPECT_EQ(next->previous_high_water, kStart + milliseconds(500));
+}
+
+TEST_F(FileRegistryTest, ReleaseNeverRecordsLessThanThePreviousHoldersMark) {
+  auto reg = registry();
+  Result<LeaseGrant> first = reg->acquire(request(0, 4, kStart + seconds(8)));
+  ASSERT_TRUE(first.is_ok());
+  ASSERT_TRUE(reg->release(first.value(), kStart + seconds(2)).is_ok());
+  clock_.advance(seconds(3));
+  Result<LeaseGrant> second = reg->acquire(request(0, 4, kStart + seconds(11)));
+  ASSERT_TRUE(second.is_ok());
+  // This holder issued nothing, and says so with an early instant.
+  ASSERT_TRUE(reg->release(second.value(), kStart).is_ok());
+  EXPECT_EQ(record_of(*reg, {0, 4})->high_water, kStart + seconds(2));
+}
+
+TEST_F(FileRegistryTest, AReleasedLeaseCanNeitherBeRenewedNorReleasedAgain) {
+  auto reg = registry();
+  Result<LeaseGrant> g = reg->acquire(request(0, 0, kStart + seconds(8)));
+  ASSERT_TRUE(g.is_ok());
+  ASSERT_TRUE(reg->release(g.value(), kStart).is_ok());
+  EXPECT_EQ(reg->renew(g.value(), kStart + seconds(20)).code(), Code::kLeaseLost);
+  EXPECT_EQ(reg->release(g.value(), kStart + seconds(20)).code(), Code::kLeaseLost);
+  EXPECT_EQ(record_of(*reg, {0, 0})->high_water, kStart);
+  Result<bool> lost = reg->wait_lost(g.value(), seconds(1));
+  ASSERT_TRUE(lost.is_ok());
+  EXPECT_TRUE(lost.value());
+}
+
+// ---- Choosing an id; quarantine ----
+
+TEST_F(FileRegistryTest, TakesNeverUsedIdsFirstThenTheOneThatRestedLongest) {
+  auto reg = registry();
+  std::vector<std::uint32_t> order;
+  for (int i = 0; i < 10; ++i) {
+    Result<LeaseGrant> g = reg->acquire(request(0, std::nullopt, clock_.wall_now()));
+    ASSERT_TRUE(g.is_ok()) << g.status().to_string();
+    order.push_back(g->worker.host);
+    ASSERT_TRUE(reg->release(g.value(), clock_.wall_now()).is_ok());
+    clock_.advance(milliseconds(10));
+  }
+  EXPECT_EQ(order, (std::vector<std::uint32_t>{0, 1, 2, 3, 4, 5, 6, 7, 0, 1}));
+}
+
+TEST_F(FileRegistryTest, AReleasedIdRestsForTheQuarantineBeforeReuse) {
+  auto reg = registry(seconds(5));
+  Result<LeaseGrant> g = reg->acquire(request(0, 0, kStart + seconds(8)));
+  ASSERT_TRUE(g.is_ok());
+  ASSERT_TRUE(reg->release(g.value(), kStart).is_ok());
+  std::optional<WorkerRecord> rec = record_of(*reg, {0, 0});
+  ASSERT_TRUE(rec);
+  EXPECT_EQ(rec->quarantined_until, kStart + seconds(5));
+
+  Result<LeaseGrant> pinned = reg->acquire(request(0, 0, kStart + seconds(8)));
+  ASSERT_FALSE(pinned.is_ok());
+  EXPECT_EQ(pinned.status().code(), Code::kResourceExhausted);
+  Result<LeaseGrant> any = reg->acquire(request(0, std::nullopt, kStart + seconds(8)));
+  ASSERT_TRUE(any.is_ok());
+  EXPECT_EQ(any->worker.host, 1u);
+
+  clock_.advance(seconds(5) - milliseconds(1));
+  EXPECT_FALSE(reg->acquire(request(0, 0, kStart + seconds(8))).is_ok());
+  clock_.advance(milliseconds(1));
+  EXPECT_TRUE(reg->acquire(request(0, 0, kStart + seconds(13))).is_ok());
+}
+
+TEST_F(FileRegistryTest, AnIdWhoseMarkIsAheadRestsUntilTheMarkPlusTheQuarantine) {
+  auto reg = registry(seconds(1));
+  Result<LeaseGrant> g = reg->acquire(request(0, 6, kStart + seconds(8)));
+  ASSERT_TRUE(g.is_ok());
+  // Released with a last instant ahead of the clock (ids borrowed ahead).
+  ASSERT_TRUE(reg->release(g.value(), kStart + seconds(3)).is_ok());
+  EXPECT_EQ(record_of(*reg, {0, 6})->quarantined_until, kStart + seconds(4));
+  clock_.advance(seconds(4) - milliseconds(1));
+  EXPECT_FALSE(reg->acquire(request(0, 6, clock_.wall_now())).is_ok());
+  clock_.advance(milliseconds(1));
+  EXPECT_TRUE(reg->acquire(request(0, 6, clock_.wall_now())).is_ok());
+}
+
+// ---- Fencing ----
+
+TEST_F(FileRegistryTest, FenceRevokesTheLeaseAndFreesTheIdForASuccessor) {
+  auto holder = registry();
+  auto operator_reg = registry();
+  Result<LeaseGrant> g = holder->acquire(request(1, 2, kStart + seconds(8)));
+  ASSERT_TRUE(g.is_ok());
+  clock_.advance(seconds(1));
+  ASSERT_TRUE(operator_reg->fence({1, 2}).is_ok());
+  EXPECT_TRUE(fs::exists(worker_file("r1-h2.fence")));
+
+  // Revoked: no longer shown as held, the fence time recorded, the mark kept.
+  std::optional<WorkerRecord> rec = record_of(*operator_reg, {1, 2});
+  ASSERT_TRUE(rec);
+  EXPECT_FALSE(rec->holder.has_value());
+  EXPECT_EQ(rec->released_at, kStart + seconds(1));
+  EXPECT_EQ(rec->high_water, kStart + seconds(8));
+
+  Result<bool> lost = holder->wait_lost(g.value(), seconds(10));
+  ASSERT_TRUE(lost.is_ok());
+  EXPECT_TRUE(lost.value());
+  EXPECT_EQ(holder->renew(g.value(), kStart + seconds(20)).code(), Code::kLeaseLost);
+  EXPECT_EQ(holder->release(g.value(), kStart + seconds(20)).code(), Code::kLeaseLost);
+  // The holder let go of the lock and removed the marker naming it.
+  EXPECT_FALSE(fs::exists(worker_file("r1-h2.fence")));
+  EXPECT_EQ(record_of(*operator_reg, {1, 2})->high_water, kStart + seconds(8));
+
+  // A successor takes the id once its mark has passed, and is told the mark.
+  clock_.set_wall(kStart + seconds(8));
+  Result<LeaseGrant> next = operator_reg->acquire(request(1, 2, kStart + seconds(16)));
+  ASSERT_TRUE(next.is_ok()) << next.status().to_string();
+  EXPECT_EQ(next->previous_high_water, kStart + seconds(8));
+}
+
+TEST_F(FileRegistryTest, RenewAfterAFenceFailsEvenBeforeTheHolderLooksForIt) {
+  auto holder = registry();
+  auto operator_reg = registry();
+  Result<LeaseGrant> g = holder->acquire(request(0, 0, kStart + seconds(8)));
+  ASSERT_TRUE(g.is_ok());
+  ASSERT_TRUE(operator_reg->fence({0, 0}).is_ok());
+  EXPECT_EQ(holder->renew(g.value(), kStart + seconds(30)).code(), Code::kLeaseLost);
+  // The fenced holder could not move the mark.
+  EXPECT_EQ(record_of(*operator_reg, {0, 0})->high_water, kStart + seconds(8));
+}
+
+TEST_F(FileRegistryTest, FencingAnIdNoOneHoldsIsNotFound) {
+  auto reg = registry();
+  EXPECT_EQ(reg->fence({0, 3}).code(), Code::kNotFound);
+  Result<LeaseGrant> g = reg->acquire(request(0, 3, kStart + seconds(8)));
+  ASSERT_TRUE(g.is_ok());
+  ASSERT_TRUE(reg->release(g.value(), kStart).is_ok());
+  EXPECT_EQ(reg->fence({0, 3}).code(), Code::kNotFound);
+}
+
+TEST_F(FileRegistryTest, FencingTwiceBeforeTheHolderNoticesIsNotFound) {
+  auto holder = registry();
+  auto operator_reg = registry();
+  ASSERT_TRUE(holder->acquire(request(0, 1, kStart + seconds(8))).is_ok());
+  ASSERT_TRUE(operator_reg->fence({0, 1}).is_ok());
+  const Status again = operator_reg->fence({0, 1});
+  EXPECT_EQ(again.code(), Code::kNotFound);
+  EXPECT_NE(again.message().find("already fenced"), std::string::npos) << again.message();
+}
+
+TEST_F(FileRegistryTest, WaitLostTimesOutWhileTheLeaseIsHeld) {
+  auto reg = registry();
+  Result<LeaseGrant> g = reg->acquire(request(0, 0, kStart + seconds(8)));
+  ASSERT_TRUE(g.is_ok());
+  clock_.set_auto_advance(true);
+  const MonoTime before = clock_.mono_now();
+  const std::uint64_t pauses_before = clock_.pauses();
+  Result<bool> lost = reg->wait_lost(g.value(), milliseconds(200));
+  ASSERT_TRUE(lost.is_ok());
+  EXPECT_FALSE(lost.value());
+  EXPECT_GE(clock_.mono_now() - before, milliseconds(200));
+  // It waited through the clock, at the poll interval (20 ms), not spinning.
+  EXPECT_GE(clock_.pauses() - pauses_before, 10u);
+  EXPECT_LE(clock_.pauses() - pauses_before, 11u);
+  EXPECT_TRUE(reg->renew(g.value(), kStart + seconds(9)).is_ok());
+}
+
+TEST_F(FileRegistryTest, WaitLostReturnsSoonAfterAFenceFromAnotherThread) {
+  auto holder = registry(Duration::zero(), &system_clock());
+  auto operator_reg = registry(Duration::zero(), &system_clock());
+  const WallTime now = system_clock().wall_now();
+  Result<LeaseGrant> g = holder->acquire(request(0, 7, now + seconds(8)));
+  ASSERT_TRUE(g.is_ok());
+  std::atomic<bool> returned{false};
+  std::chrono::steady_clock::time_point returned_at;
+  Result<bool> lost = false;
+  std::thread waiter([&] {
+    lost = holder->wait_lost(g.value(), seconds(30));
+    returned_at = std::chrono::steady_clock::now();
+    returned.store(true);
+  });
+  // Not lost before the fence: wait_lost is still waiting.
+  EXPECT_FALSE(returned.load());
+  const auto fenced_at = std::chrono::steady_clock::now();
+  ASSERT_TRUE(operator_reg->fence({0, 7}).is_ok());
+  waiter.join();
+  ASSERT_TRUE(lost.is_ok());
+  EXPECT_TRUE(lost.value());
+  // One poll interval is 20 ms; the target is 100 ms. Generous for a busy host.
+  const auto took = std::chrono::duration_cast<milliseconds>(returned_at - fenced_at);
+  EXPECT_LT(took, milliseconds(500)) << took.count() << " ms";
+  RecordProperty("fence_to_lost_ms", static_cast<int>(took.count()));
+}
+
+// ---- Corrupt or tampered state ----
+
+TEST_F(FileRegistryTest, ACorruptMarkIsDataLossNeverAFreshId) {
+  auto reg = registry();
+  ASSERT_TRUE(fs::create_directories(dir_ + "/workers") || fs::exists(dir_ + "/workers"));
+  const std::string mark = worker_file("r0-h0.mark");
+  write(mark, "snowid-mark 1 high_water=12x released_at=-\n");
+
+  Result<LeaseGrant> pinned = reg->acquire(request(0, 0, kStart + seconds(8)));
+  ASSERT_FALSE(pinned.is_ok());
+  EXPECT_EQ(pinned.status().code(), Code::kDataLoss);
+  EXPECT_NE(pinned.status().message().find(mark), std::string::npos) << pinned.status().message();
+  Result<std::vector<WorkerRecord>> list = reg->list(0);
+  ASSERT_FALSE(list.is_ok());
+  EXPECT_EQ(list.status().code(), Code::kDataLoss);
+
+  // Any-id acquisitions pass it by; once the rest is taken, DATA_LOSS, not a
+  // reuse of the id and not a plain "full".
+  for (std::uint32_t h = 1; h < 8; ++h) {
+    Result<LeaseGrant> g = reg->acquire(request(0, std::nullopt, kStart + seconds(8)));
+    ASSERT_TRUE(g.is_ok()) << g.status().to_string();
+    EXPECT_EQ(g->worker.host, h);
+  }
+  Result<LeaseGrant> last = reg->acquire(request(0, std::nullopt, kStart + seconds(8)));
+  ASSERT_FALSE(last.is_ok());
+  EXPECT_EQ(last.status().code(), Code::kDataLoss);
+  // The evidence is left alone.
+  EXPECT_EQ(read(mark), "snowid-mark 1 high_water=12x released_at=-\n");
+}
+
+TEST_F(FileRegistryTest, EveryKindOfDamagedMarkIsDataLoss) {
+  auto reg = registry();
+  ASSERT_TRUE(fs::create_directories(dir_ + "/workers") || fs::exists(dir_ + "/workers"));
+  const std::vector<std::string> damaged = {
+      "",
+      "snowid-mark 1 high_water=1 released_at=2",  // no newline: truncated
+      "snowid-mark 2 high_water=1 released_at=2\n",
+      "snowid-mark 1 high_water=1\n",
+      "snowid-mark 1 released_at=1 high_water=2\n",
+      "snowid-mark 1 high_water=-1 released_at=-\n",
+      "snowid-mark 1 high_water=99999999999999999999 released_at=-\n",
+      std::string("snowid-mark 1 high_water=1\0 released_at=-\n", 42),
+  };
+  for (const std::string& text : damaged) {
+    write(worker_file("r2-h0.mark"), text);
+    EXPECT_EQ(reg->acquire(request(2, 0, kStart)).status().code(), Code::kDataLoss)
+        << "mark \"" << text << "\"";
+  }
+}
+
+TEST_F(FileRegistryTest, AnIdWhoseMarkLockStaysTakenIsPassedByNotWaitedForForever) {
+  auto reg = registry();
+  // As a process stopped in the middle of changing r0-h0's mark would.
+  ASSERT_TRUE(fs::create_directories(dir_ + "/workers") || fs::exists(dir_ + "/workers"));
+  const int fd = ::open(worker_file("r0-h0.mark-lock").c_str(), O_RDWR | O_CREAT, 0600);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(::flock(fd, LOCK_EX), 0);
+  clock_.set_auto_advance(true);  // the 2 s wait passes on the simulated clock
+
+  Result<LeaseGrant> any = reg->acquire(request(0, std::nullopt, kStart + seconds(8)));
+  ASSERT_TRUE(any.is_ok()) << any.status().to_string();
+  EXPECT_EQ(any->worker.host, 1u);
+  Result<LeaseGrant> pinned = reg->acquire(request(0, 0, kStart + seconds(8)));
+  ASSERT_FALSE(pinned.is_ok());
+  EXPECT_EQ(pinned.status().code(), Code::kUnavailable);
+  EXPECT_NE(pinned.status().message().find("r0-h0.mark-lock"), std::string::npos)
+      << pinned.status().message();
+  EXPECT_EQ(reg->fence({0, 0}).code(), Code::kUnavailable);
+
+  ::close(fd);
+  EXPECT_TRUE(reg->acquire(request(0, 0, clock_.wall_now() + seconds(8))).is_ok());
+}
+
+TEST_F(FileRegistryTest, ALockFileRemovedUnderTheHolderVoidsItsLease) {
+  auto reg = registry();
+  Result<LeaseGrant> g = reg->acquire(request(0, 0, kStart + seconds(8)));
+  ASSERT_TRUE(g.is_ok());
+  ASSERT_EQ(::unlink(worker_file("r0-h0.lock").c_str()), 0);
+  EXPECT_EQ(reg->renew(g.value(), kStart + seconds(9)).code(), Code::kLeaseLost);
+  Result<bool> lost = reg->wait_lost(g.value(), milliseconds(1));
+  ASSERT_TRUE(lost.is_ok());
+  EXPECT_TRUE(lost.value());
+}
+
+// ---- Listing ----
+
+TEST_F(FileRegistryTest, ListShowsHoldersMarksAndQuarantineOfOneRegionOrAll) {
+  auto reg = registry(seconds(10));
+  EXPECT_TRUE(reg->list(std::nullopt).value().empty());
+  LeaseRequest held = request(1, 4, kStart + seconds(8));
+  held.holder = {"build-7", 31337, kStart - seconds(5), "10.0.0.7:7000"};
+  ASSERT_TRUE(reg->acquire(held).is_ok());
+  Result<LeaseGrant> released = reg->acquire(request(1, 5, kStart + seconds(8)));
+  ASSERT_TRUE(released.is_ok());
+  clock_.advance(seconds(2));
+  ASSERT_TRUE(reg->release(released.value(), kStart + seconds(1)).is_ok());
+  ASSERT_TRUE(reg->acquire(request(3, 0, kStart + seconds(10))).is_ok());
+
+  Result<std::vector<WorkerRecord>> region1 = reg->list(1);
+  ASSERT_TRUE(region1.is_ok()) << region1.status().to_string();
+  ASSERT_EQ(region1->size(), 2u);
+  const WorkerRecord& a = region1.value()[0];
+  EXPECT_EQ(a.worker, (WorkerId{1, 4}));
+  ASSERT_TRUE(a.holder.has_value());
+  EXPECT_EQ(a.holder->host, "build-7");
+  EXPECT_EQ(a.holder->pid, 31337);
+  EXPECT_EQ(a.holder->started, kStart - seconds(5));
+  EXPECT_EQ(a.holder->address, "10.0.0.7:7000");
+  EXPECT_EQ(a.high_water, kStart + seconds(8));
+  EXPECT_FALSE(a.released_at.has_value());
+  EXPECT_FALSE(a.quarantined_until.has_value());
+  EXPECT_FALSE(a.ttl_left.has_value());  // a lock lives as long as its process
+
+  const WorkerRecord& b = region1.value()[1];
+  EXPECT_EQ(b.worker, (WorkerId{1, 5}));
+  EXPECT_FALSE(b.holder.has_value());
+  EXPECT_EQ(b.high_water, kStart + seconds(1));
+  EXPECT_EQ(b.released_at, kStart + seconds(2));
+  EXPECT_EQ(b.quarantined_until, kStart + seconds(12));
+
+  Result<std::vector<WorkerRecord>> all = reg->list(std::nullopt);
+  ASSERT_TRUE(all.is_ok());
+  ASSERT_EQ(all->size(), 3u);
+  EXPECT_EQ(all.value()[2].worker, (WorkerId{3, 0}));
+  EXPECT_TRUE(reg->list(2).value().empty());
+}
+
+TEST_F(FileRegistryTest, HolderTextStaysOnOneLineWhateverTheCallerPassed) {
+  auto reg = registry();
+  LeaseRequest r = request(0, 0, kStart + seconds(8));
+  r.holder.host = "evil\nhost=forged";
+  r.holder.address = "a\rb";
+  ASSERT_TRUE(reg->acquire(r).is_ok());
+  std::optional<WorkerRecord> rec = record_of(*reg, {0, 0});
+  ASSERT_TRUE(rec && rec->holder);
+  EXPECT_EQ(rec->holder->host, "evil?host=forged");
+  EXPECT_EQ(rec->holder->address, "a?b");
+}
+
+}  // namespace
+}  // namespace snowid

@@ -1,0 +1,300 @@
+// The lease timeline (defaults): a renewal is sent every 3 s; a renewal that
+// succeeds lets the guard permit issuing until its SEND time plus 8 s; the
+// registry drops a lease 10 s after it last received a renewal. So with
+// renewals failing, issuing stops at send + 8 s (state UNCERTAIN), and at
+// send + 10 s the lease has expired (state LOST).
+#include "snowid/lease_keeper.h"
+
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <utility>
+
+namespace snowid {
+namespace {
+
+// The threads re-read the injected clock at least this often, so they follow
+// a clock that does not run with real time (a simulated clock, a suspend).
+constexpr Duration kMaxSleep = std::chrono::milliseconds(100);
+// How long one wait_lost() call of the watcher lasts before it asks again.
+// Stopping does not wait it out (wake_waiters()), so it can be long: each
+// call may cost the registry a new watch.
+constexpr Duration kWatchSlice = std::chrono::seconds(2);
+// How often stop_threads() repeats wake_waiters() until the watcher is out:
+// a wake can land just before the watcher enters its next call.
+constexpr Duration kWakeRepeat = std::chrono::milliseconds(5);
+constexpr MonoTime kNever = MonoTime::max();
+
+std::string worker_text(WorkerId w) {
+  return std::to_string(w.region) + "/" + std::to_string(w.host);
+}
+
+bool terminal(LeaseState s) { return s == LeaseState::kLost || s == LeaseState::kReleased; }
+
+}  // namespace
+
+struct LeaseKeeper::Impl {
+  Impl(const Clock& c, WorkerRegistry& r, LeaseKeeperOptions o)
+      : clock(c), registry(r), opt(std::move(o)), guard(std::make_shared<LeaseGuard>()) {}
+
+  const Clock& clock;
+  WorkerRegistry& registry;
+  const LeaseKeeperOptions opt;
+  const std::shared_ptr<LeaseGuard> guard;
+  LeaseGrant grant;                    // fixed after acquire
+  std::optional<WallTime> wait_until;  // fixed after acquire
+
+  // Serialises renewals and the release; held across registry calls, so
+  // nothing else (state(), stats(), the watcher) ever takes it.
+  std::mutex renew_mu;
+  MonoTime last_ok_send{};  // send time of the last renewal (or the acquire) that succeeded
+  MonoTime next_due{};      // guarded by renew_mu
+
+  // Serialises state changes with their on_state calls, so that callbacks
+  // from different threads arrive in the order of the changes.
+  std::mutex callback_mu;
+  // Guards `state_value` transitions and stats. Never held across a registry
+  // call or a callback.
+  mutable std::mutex mu;
+  std::atomic<LeaseState> state_value{LeaseState::kHeld};
+  LeaseStats stats;
+
+  // The threads.
+  std::mutex thread_mu;
+  std::condition_variable wake;  // with thread_mu: stop requested
+  bool stop = false;
+  bool started = false;
+  bool watcher_running = false;  // with thread_mu
+  std::thread renewer;
+  std::thread watcher;
+
+  // Moves to `next` unless the state is terminal (LOST and RELEASED never
+  // change) or already `next`, then tells on_state.
+  void set_state(LeaseState next, const Status& why) {
+    std::lock_guard<std::mutex> order(callback_mu);
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      const LeaseState cur = state_value.load(std::memory_order_acquire);
+      if (cur == next || terminal(cur)) return;
+      state_value.store(next, std::memory_order_release);
+    }
+    if (opt.on_state) opt.on_state(next, why);
+  }
+
+  void lose(const Status& why) {
+    guard->mark_lost();
+    set_state(LeaseState::kLost, why);
+  }
+
+  // The state the clock alone implies, given no renewal succeeded since
+  // last_ok_send: HELD before the guard's deadline, UNCERTAIN until the
+  // lease has certainly expired, LOST after. Returns the next instant at which
+  // that changes (kNever once lost). Requires renew_mu.
+  MonoTime apply_timeline(MonoTime now, const Status& why) {
+    const MonoTime expiry = last_ok_send + opt.timing.ttl;
+    if (now >= expiry) {
+      lose(Status(Code::kLeaseLost, "lease on worker " + worker_text(grant.worker) +
+                                        " expired: no renewal succeeded for " +
+                                        std::to_string(opt.timing.ttl.count() / 1'000'000) + " ms" +
+                                        (why.is_ok() ? "" : " (" + why.to_string() + ")")));
+      return kNever;
+    }
+    const MonoTime deadline = guard->deadline();
+    if (now >= deadline) {
+      set_state(LeaseState::kUncertain,
+                why.is_ok() ? Status(Code::kLeaseUncertain, "renewal overdue") : why);
+      return expiry;
+    }
+    return deadline;
+  }
+
+  MonoTime renew_if_due() {
+    std::lock_guard<std::mutex> lock(renew_mu);
+    if (terminal(state_value.load(std::memory_order_acquire))) return kNever;
+    const MonoTime now = clock.mono_now();
+    // Also pointless to ask once the lease has certainly expired.
+    const MonoTime change = apply_timeline(now, Status::ok());
+    if (change == kNever) return kNever;
+    if (now < next_due) return std::min(next_due, change);
+
+    const MonoTime send = clock.mono_now();
+    const WallTime high_water = clock.wall_now() + opt.timing.stop_after;
+    const Status s = registry.renew(grant, high_water);
+    const MonoTime reply = clock.mono_now();
+    if (s.is_ok()) {
+      // The deadline counts from the send time: the registry may have taken
+      // the renewal at any moment after it.
+      guard->extend(send + opt.timing.stop_after, high_water);
+      last_ok_send = std::max(last_ok_send, send);
+      next_due = send + opt.timing.renew_every;
+      {
+        std::lock_guard<std::mutex> stats_lock(mu);
+        ++stats.renewals;
+        stats.last_renewal_latency = reply - send;
+        stats.max_renewal_latency = std::max(stats.max_renewal_latency, reply - send);
+      }
+      if (reply < guard->deadline()) set_state(LeaseState::kHeld, Status::ok());
+      const MonoTime after = apply_timeline(reply, Status::ok());
+      return after == kNever ? kNever : std::min(next_due, after);
+    }
+    {
+      std::lock_guard<std::mutex> stats_lock(mu);
+      ++stats.renewal_failures;
+    }
+    if (s.code() == Code::kLeaseLost) {
+      lose(s);
+      return kNever;
+    }
+    next_due = send + opt.retry_every;
+    const MonoTime after = apply_timeline(reply, s);
+    return after == kNever ? kNever : std::min(next_due, after);
+  }
+
+  void renew_loop() {
+    std::unique_lock<std::mutex> lock(thread_mu);
+    while (!stop) {
+      lock.unlock();
+      const MonoTime next = renew_if_due();
+      lock.lock();
+      if (next == kNever) return;
+      const Duration left = next - clock.mono_now();
+      if (left > Duration::zero()) wake.wait_for(lock, std::min(left, kMaxSleep));
+    }
+  }
+
+  void watch_loop() {
+    std::unique_lock<std::mutex> lock(thread_mu);
+    watch_rounds(lock);
+    watcher_running = false;
+    wake.notify_all();
+  }
+
+  void watch_rounds(std::unique_lock<std::mutex>& lock) {
+    while (!stop && !terminal(state_value.load(std::memory_order_acquire))) {
+      lock.unlock();
+      const Result<bool> lost = registry.wait_lost(grant, kWatchSlice);
+      lock.lock();
+      if (stop) return;
+      if (lost.is_ok() && lost.value()) {
+        lock.unlock();
+        lose(Status(Code::kLeaseLost,
+                    "lease on worker " + worker_text(grant.worker) + " was revoked or expired"));
+        lock.lock();
+        return;
+      }
+      // The registry cannot say: ask again a little later, not in a tight loop.
+      if (!lost.is_ok()) wake.wait_for(lock, std::min(opt.retry_every, kMaxSleep));
+    }
+  }
+
+  void stop_threads() {
+    {
+      std::unique_lock<std::mutex> lock(thread_mu);
+      stop = true;
+      wake.notify_all();
+      while (watcher_running) {
+        registry.wake_waiters();
+        wake.wait_for(lock, kWakeRepeat);
+      }
+    }
+    if (renewer.joinable()) renewer.join();
+    if (watcher.joinable()) watcher.join();
+  }
+};
+
+Result<std::unique_ptr<LeaseKeeper>> LeaseKeeper::acquire(const Clock& clock,
+                                                          WorkerRegistry& registry,
+                                                          LeaseKeeperOptions options) {
+  if (Status s = validate(options.timing); !s.is_ok()) return s;
+  if (options.retry_every <= Duration::zero() || options.retry_every > options.timing.renew_every) {
+    return Status(Code::kInvalidArgument,
+                  "retry_every must be more than 0 and at most renew_every");
+  }
+  auto impl = std::make_unique<Impl>(clock, registry, std::move(options));
+  Impl& k = *impl;
+  LeaseRequest request;
+  request.region = k.opt.region;
+  request.host = k.opt.host;
+  request.holder = k.opt.holder;
+  request.timing = k.opt.timing;
+  const MonoTime send = clock.mono_now();
+  request.high_water = clock.wall_now() + k.opt.timing.stop_after;
+  Result<LeaseGrant> grant = registry.acquire(request);
+  if (!grant.is_ok()) return grant.status();
+  k.grant = std::move(grant).value();
+  k.guard->extend(send + k.opt.timing.stop_after, request.high_water);
+  k.last_ok_send = send;
+  k.next_due = send + k.opt.timing.renew_every;
+  if (k.grant.previous_high_water) {
+    k.wait_until = *k.grant.previous_high_water +
+                   std::max<Duration>(k.opt.timing.max_clock_skew, std::chrono::milliseconds(1));
+  }
+  return std::unique_ptr<LeaseKeeper>(new LeaseKeeper(std::move(impl)));
+}
+
+LeaseKeeper::LeaseKeeper(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+LeaseKeeper::~LeaseKeeper() { impl_->stop_threads(); }
+
+const LeaseGrant& LeaseKeeper::grant() const noexcept { return impl_->grant; }
+WorkerId LeaseKeeper::worker() const noexcept { return impl_->grant.worker; }
+std::shared_ptr<const LeaseGuard> LeaseKeeper::guard() const noexcept { return impl_->guard; }
+std::optional<WallTime> LeaseKeeper::wait_until() const noexcept { return impl_->wait_until; }
+
+MonoTime LeaseKeeper::renew_if_due() { return impl_->renew_if_due(); }
+
+void LeaseKeeper::start() {
+  Impl& k = *impl_;
+  std::lock_guard<std::mutex> lock(k.thread_mu);
+  if (k.started || k.stop) return;
+  k.started = true;
+  k.watcher_running = true;
+  k.renewer = std::thread([&k] { k.renew_loop(); });
+  k.watcher = std::thread([&k] { k.watch_loop(); });
+}
+
+Status LeaseKeeper::release(std::optional<WallTime> last_issued) {
+  Impl& k = *impl_;
+  k.stop_threads();
+  std::lock_guard<std::mutex> lock(k.renew_mu);
+  // Whatever happens below, this holder issues nothing more.
+  const WallTime current_mark = k.guard->high_water();
+  k.guard->mark_lost();
+  const LeaseState st = k.state_value.load(std::memory_order_acquire);
+  if (st == LeaseState::kReleased) return Status(Code::kFailedPrecondition, "already released");
+  if (st == LeaseState::kLost) {
+    return Status(Code::kLeaseLost, "lease on worker " + worker_text(k.grant.worker) +
+                                        " is lost: nothing to release");
+  }
+  // The exact last instant lets a successor start sooner than the renewed
+  // mark would; never below the previous holders' mark.
+  WallTime mark = current_mark;
+  if (last_issued) {
+    mark = k.grant.previous_high_water ? std::max(*k.grant.previous_high_water, *last_issued)
+                                       : *last_issued;
+  }
+  const Status s = k.registry.release(k.grant, mark);
+  if (s.is_ok()) {
+    k.set_state(LeaseState::kReleased, Status::ok());
+  } else {
+    // Not given back: the lease will expire on its own, with the mark the
+    // registry already has. This holder has stopped for good either way.
+    k.set_state(LeaseState::kLost, s);
+  }
+  return s;
+}
+
+LeaseState LeaseKeeper::state() const noexcept {
+  return impl_->state_value.load(std::memory_order_acquire);
+}
+
+LeaseStats LeaseKeeper::stats() const noexcept {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  return impl_->stats;
+}
+
+}  // namespace snowid

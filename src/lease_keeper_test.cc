@@ -1,0 +1,729 @@
+// The lease state machine on a simulated clock against the in-memory
+// registry: renew_if_due() is driven by hand except where a test is about the
+// keeper's threads.
+#include "snowid/lease_keeper.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <iostream>
+#include <mutex>
+#include <set>
+#include <thread>
+#include <vector>
+
+#include "snowid/testing/memory_registry.h"
+#include "snowid/testing/simulated_clock.h"
+
+namespace snowid {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::MemoryRegistry;
+using testing::SimulatedClock;
+
+// 2026-06-01T00:00:00Z.
+WallTime test_start() { return wall_from_unix_ms(1780272000000); }
+
+std::int64_t ns(WallTime t) { return t.time_since_epoch().count(); }
+
+// Polls `done` on real time: for the tests that involve the keeper's threads.
+template <typename F>
+bool eventually(F done, Duration limit = 5s) {
+  const auto give_up = std::chrono::steady_clock::now() + limit;
+  while (!done()) {
+    if (std::chrono::steady_clock::now() > give_up) return false;
+    std::this_thread::sleep_for(1ms);
+  }
+  return true;
+}
+
+// Records every on_state call.
+struct StateLog {
+  std::mutex mu;
+  std::vector<LeaseState> states;
+  std::vector<Code> codes;
+
+  void add(LeaseState s, const Status& st) {
+    std::lock_guard<std::mutex> lock(mu);
+    states.push_back(s);
+    codes.push_back(st.code());
+  }
+  std::vector<LeaseState> seen() {
+    std::lock_guard<std::mutex> lock(mu);
+    return states;
+  }
+};
+
+class LeaseKeeperTest : public ::testing::Test {
+ protected:
+  SimulatedClock clock{test_start()};
+  MemoryRegistry registry{clock, Layout::snowid_default(), 5s};
+  StateLog log;
+
+  LeaseKeeperOptions options() {
+    LeaseKeeperOptions o;
+    o.region = 1;
+    o.holder.host = "host-a";
+    o.holder.pid = 4242;
+    o.on_state = [this](LeaseState s, const Status& st) { log.add(s, st); };
+    return o;
+  }
+
+  std::unique_ptr<LeaseKeeper> acquire(LeaseKeeperOptions o) {
+    auto k = LeaseKeeper::acquire(clock, registry, std::move(o));
+    EXPECT_TRUE(k.is_ok()) << k.status().to_string();
+    if (!k.is_ok()) return nullptr;
+    return std::move(k).value();
+  }
+  std::unique_ptr<LeaseKeeper> acquire() { return acquire(options()); }
+
+  // May an id for the current wall-clock instant be issued now?
+  bool permits_now(const LeaseKeeper& k) const {
+    return k.guard()->permits(clock.mono_now().time_since_epoch().count(), ns(clock.wall_now()));
+  }
+  // Moves the simulated clock to `t` after `origin` (both clocks).
+  void at(MonoTime origin, Duration t) {
+    const Duration d = origin + t - clock.mono_now();
+    ASSERT_GE(d, Duration::zero()) << "time only moves forward in these tests";
+    clock.advance(d);
+  }
+};
+
+TEST_F(LeaseKeeperTest, AcquireRecordsTheFirstMarkAndPermitsUntilStopAfterFromTheSendTime) {
+  const MonoTime send = clock.mono_now();
+  const WallTime wall = clock.wall_now();
+  auto k = acquire();
+  ASSERT_NE(k, nullptr);
+  EXPECT_EQ(k->worker().region, 1u);
+  EXPECT_EQ(k->state(), LeaseState::kHeld);
+  EXPECT_FALSE(k->wait_until().has_value()) << "a never-used id has no mark to wait out";
+  EXPECT_EQ(k->guard()->deadline(), send + 8s);
+  EXPECT_EQ(k->guard()->high_water(), wall + 8s);
+  const auto rec = registry.record(k->worker());
+  ASSERT_TRUE(rec.has_value());
+  EXPECT_EQ(rec->high_water, wall + 8s) << "the cap must be durable before it is used";
+  ASSERT_TRUE(rec->holder.has_value());
+  EXPECT_EQ(rec->holder->host, "host-a");
+  EXPECT_TRUE(permits_now(*k));
+  EXPECT_FALSE(
+      k->guard()->permits(clock.mono_now().time_since_epoch().count(), ns(wall + 8s + 1ns)))
+      << "nothing past the recorded mark";
+}
+
+TEST_F(LeaseKeeperTest, RenewsEveryRenewEveryFromTheSendTimeAndNotBefore) {
+  const MonoTime t0 = clock.mono_now();
+  auto k = acquire();
+  ASSERT_NE(k, nullptr);
+  at(t0, 2999ms);
+  EXPECT_EQ(k->renew_if_due(), t0 + 3s);
+  EXPECT_EQ(registry.renewals(), 0u);
+  at(t0, 3s);
+  const WallTime w1 = clock.wall_now();
+  EXPECT_EQ(k->renew_if_due(), t0 + 6s);
+  EXPECT_EQ(registry.renewals(), 1u);
+  EXPECT_EQ(k->guard()->deadline(), t0 + 3s + 8s);
+  EXPECT_EQ(k->guard()->high_water(), w1 + 8s);
+  EXPECT_EQ(registry.record(k->worker())->high_water, w1 + 8s);
+  EXPECT_EQ(k->stats().renewals, 1u);
+  EXPECT_EQ(k->stats().renewal_failures, 0u);
+  EXPECT_TRUE(log.seen().empty()) << "no state change while all is well";
+}
+
+// The design's timeline: renew every 3 s, stop 8 s after the send time of the
+// last renewal that succeeded, lost once the 10 s lease has surely expired.
+TEST_F(LeaseKeeperTest, FailingRenewalsPermitIssuingUntil8SecondsAfterTheLastGoodSendThenLoseAt10) {
+  const MonoTime t0 = clock.mono_now();
+  auto k = acquire();
+  ASSERT_NE(k, nullptr);
+  at(t0, 3s);
+  (void)k->renew_if_due();  // succeeds: the last good send is S = t0 + 3 s
+  const MonoTime s = t0 + 3s;
+  ASSERT_EQ(k->guard()->deadline(), s + 8s);
+
+  registry.set_unavailable(true);
+  // Every renewal from now on fails; the keeper retries every 500 ms.
+  for (Duration t = 3s; t < 7999ms; t += 500ms) {
+    at(s, t);
+    (void)k->renew_if_due();
+    EXPECT_EQ(k->state(), LeaseState::kHeld) << "at S + " << t.count() / 1000000 << " ms";
+    EXPECT_TRUE(permits_now(*k));
+  }
+  EXPECT_EQ(k->stats().renewal_failures, 10u) << "a retry every 500 ms from S + 3 s";
+  at(s, 7999ms);
+  (void)k->renew_if_due();
+  EXPECT_TRUE(permits_now(*k)) << "issuing is still permitted at S + 7.999 s";
+  EXPECT_EQ(k->state(), LeaseState::kHeld);
+  at(s, 8s);
+  EXPECT_FALSE(permits_now(*k)) << "refused at S + 8 s, before anyone notices";
+  (void)k->renew_if_due();
+  EXPECT_EQ(k->state(), LeaseState::kUncertain);
+  EXPECT_FALSE(k->guard()->lost()) << "the lease may still live";
+  at(s, 9999ms);
+  (void)k->renew_if_due();
+  EXPECT_EQ(k->state(), LeaseState::kUncertain);
+  at(s, 10s);
+  (void)k->renew_if_due();
+  EXPECT_EQ(k->state(), LeaseState::kLost);
+  EXPECT_TRUE(k->guard()->lost());
+  EXPECT_EQ(log.seen(), (std::vector<LeaseState>{LeaseState::kUncertain, LeaseState::kLost}));
+
+  // The registry coming back does not revive a lease the keeper gave up.
+  registry.set_unavailable(false);
+  at(s, 11s);
+  (void)k->renew_if_due();
+  EXPECT_EQ(k->state(), LeaseState::kLost);
+  EXPECT_FALSE(permits_now(*k));
+}
+
+TEST_F(LeaseKeeperTest, ARenewalThatSucceedsAfterTheDeadlineRestoresHeld) {
+  const MonoTime t0 = clock.mono_now();
+  auto k = acquire();
+  ASSERT_NE(k, nullptr);
+  registry.set_unavailable(true);
+  at(t0, 3s);
+  (void)k->renew_if_due();
+  at(t0, 8s);
+  (void)k->renew_if_due();
+  ASSERT_EQ(k->state(), LeaseState::kUncertain);
+  registry.set_unavailable(false);
+  at(t0, 9s);  // still inside the registry's 10 s
+  (void)k->renew_if_due();
+  EXPECT_EQ(k->state(), LeaseState::kHeld);
+  EXPECT_EQ(k->guard()->deadline(), t0 + 9s + 8s);
+  EXPECT_TRUE(permits_now(*k));
+  EXPECT_EQ(log.seen(), (std::vector<LeaseState>{LeaseState::kUncertain, LeaseState::kHeld}));
+}
+
+// A renewal thread that never runs (stalled, starved) cannot extend the
+// permission: the guard stops by itself at the deadline.
+TEST_F(LeaseKeeperTest, StalledRenewalsStopIssuingAtTheDeadlineWithoutAnyCall) {
+  const MonoTime t0 = clock.mono_now();
+  auto k = acquire();
+  ASSERT_NE(k, nullptr);
+  at(t0, 8s - 1ns);
+  EXPECT_TRUE(permits_now(*k));
+  at(t0, 8s);
+  EXPECT_FALSE(permits_now(*k));
+  EXPECT_EQ(k->state(), LeaseState::kHeld) << "nobody has looked yet; the guard did not need to";
+}
+
+// The renewing thread is stuck inside the registry call; time passes; the
+// guard refuses at the deadline of the last good send even so, and the reply,
+// when it finally comes, only extends to ITS send time plus stop_after.
+TEST_F(LeaseKeeperTest, RenewalStuckInTheRegistryStopsIssuingAtTheDeadline) {
+  std::mutex mu;
+  std::condition_variable cv;
+  bool entered = false;
+  bool let_go = false;
+  registry.set_renew_hook([&](const LeaseGrant&, WallTime) {
+    std::unique_lock<std::mutex> lock(mu);
+    entered = true;
+    cv.notify_all();
+    cv.wait(lock, [&] { return let_go; });
+  });
+  const MonoTime t0 = clock.mono_now();
+  auto k = acquire();
+  ASSERT_NE(k, nullptr);
+  at(t0, 3s);
+  std::thread renewer([&] { (void)k->renew_if_due(); });  // what the renewal thread does
+  {
+    std::unique_lock<std::mutex> lock(mu);
+    cv.wait(lock, [&] { return entered; });
+  }
+  at(t0, 7999ms);
+  EXPECT_TRUE(permits_now(*k));
+  at(t0, 8s);
+  EXPECT_FALSE(permits_now(*k)) << "a stuck renewal must not keep the holder issuing";
+  at(t0, 9s);
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    let_go = true;
+  }
+  cv.notify_all();
+  renewer.join();
+  // Sent at t0 + 3 s, taken at t0 + 9 s (the lease lived until t0 + 10 s).
+  EXPECT_EQ(k->stats().renewals, 1u);
+  EXPECT_EQ(k->guard()->deadline(), t0 + 3s + 8s) << "the deadline counts from the send time";
+  EXPECT_TRUE(permits_now(*k));
+  EXPECT_EQ(k->stats().last_renewal_latency, 6s);
+  EXPECT_EQ(k->state(), LeaseState::kHeld);
+}
+
+TEST_F(LeaseKeeperTest, LateReplyExtendsOnlyToItsSendTimePlusStopAfter) {
+  const MonoTime t0 = clock.mono_now();
+  auto k = acquire();
+  ASSERT_NE(k, nullptr);
+  bool permitted_during_renewal = true;
+  // The network takes 6 s: the registry takes the renewal (and replies) at
+  // S + 6 s, past the old deadline of t0 + 8 s.
+  registry.set_renew_hook([&](const LeaseGrant&, WallTime) {
+    clock.advance(6s);
+    permitted_during_renewal = permits_now(*k);
+  });
+  at(t0, 3s);
+  const MonoTime s = clock.mono_now();
+  const WallTime w = clock.wall_now();
+  (void)k->renew_if_due();
+  registry.set_renew_hook(nullptr);
+  EXPECT_FALSE(permitted_during_renewal) << "at t0 + 9 s the old deadline had passed";
+  EXPECT_EQ(k->guard()->deadline(), s + 8s) << "not the reply time plus 8 s";
+  EXPECT_EQ(k->guard()->high_water(), w + 8s);
+  EXPECT_EQ(k->stats().last_renewal_latency, 6s);
+  EXPECT_EQ(k->state(), LeaseState::kHeld);
+  at(s, 7999ms);
+  EXPECT_TRUE(permits_now(*k));
+  at(s, 8s);
+  EXPECT_FALSE(permits_now(*k)) << "send + 8 s is the end, however late the reply came";
+}
+
+TEST_F(LeaseKeeperTest, ReplyLaterThanTheLeaseFindsItExpiredAndNothingIsPermittedAfterTheDeadline) {
+  const MonoTime t0 = clock.mono_now();
+  auto k = acquire();
+  ASSERT_NE(k, nullptr);
+  std::vector<bool> permitted;
+  registry.set_renew_hook([&](const LeaseGrant&, WallTime) {
+    clock.advance(8s);  // sent at t0 + 3 s, taken at t0 + 11 s: the lease expired at t0 + 10 s
+    permitted.push_back(permits_now(*k));
+  });
+  at(t0, 3s);
+  (void)k->renew_if_due();
+  EXPECT_EQ(permitted, std::vector<bool>{false});
+  EXPECT_EQ(k->state(), LeaseState::kLost);
+  EXPECT_TRUE(k->guard()->lost());
+  EXPECT_FALSE(permits_now(*k));
+}
+
+// A paused process (SIGSTOP, a VM freeze) wakes up long after its deadline:
+// the guard refuses at once, and the next renewal sees the lease expired.
+TEST_F(LeaseKeeperTest, PausedProcessRefusesOnWakingAndItsNextRenewalFindsTheLeaseLost) {
+  const MonoTime t0 = clock.mono_now();
+  auto k = acquire();
+  ASSERT_NE(k, nullptr);
+  at(t0, 3s);
+  (void)k->renew_if_due();
+  clock.advance(20s);  // nothing runs
+  EXPECT_FALSE(permits_now(*k));
+  EXPECT_EQ(k->state(), LeaseState::kHeld) << "nobody has looked yet";
+  EXPECT_FALSE(registry.held(k->worker())) << "the registry let it expire";
+  (void)k->renew_if_due();
+  EXPECT_EQ(k->state(), LeaseState::kLost);
+  EXPECT_TRUE(k->guard()->lost());
+  EXPECT_EQ(log.seen(), std::vector<LeaseState>{LeaseState::kLost});
+}
+
+TEST_F(LeaseKeeperTest, PauseBetweenDeadlineAndExpiryRefusesUntilARenewalSucceeds) {
+  const MonoTime t0 = clock.mono_now();
+  auto k = acquire();
+  ASSERT_NE(k, nullptr);
+  clock.advance(9s);
+  EXPECT_FALSE(permits_now(*k));
+  (void)k->renew_if_due();  // the lease lives until t0 + 10 s
+  EXPECT_EQ(k->state(), LeaseState::kHeld);
+  EXPECT_EQ(k->guard()->deadline(), t0 + 9s + 8s);
+  EXPECT_TRUE(permits_now(*k));
+}
+
+// The registry took the renewal but the reply was lost: the keeper cannot
+// know, so it must not use the new mark; the registry's mark only
+// over-approximates what was issued.
+TEST_F(LeaseKeeperTest, UnknownRenewalOutcomeIsTreatedAsAFailureAndIsSafeEitherWay) {
+  const MonoTime t0 = clock.mono_now();
+  const WallTime w0 = clock.wall_now();
+  auto k = acquire();
+  ASSERT_NE(k, nullptr);
+  registry.set_lose_reply(true);
+  at(t0, 3s);
+  const WallTime w1 = clock.wall_now();
+  (void)k->renew_if_due();
+  EXPECT_EQ(registry.renewals(), 1u) << "the renewal took effect";
+  EXPECT_EQ(registry.record(k->worker())->high_water, w1 + 8s);
+  EXPECT_EQ(k->stats().renewal_failures, 1u);
+  EXPECT_EQ(k->guard()->deadline(), t0 + 8s) << "not extended: the outcome is unknown";
+  EXPECT_EQ(k->guard()->high_water(), w0 + 8s);
+  EXPECT_EQ(k->state(), LeaseState::kHeld);
+
+  registry.set_lose_reply(false);
+  at(t0, 3500ms);  // retry_every later
+  (void)k->renew_if_due();
+  EXPECT_EQ(k->stats().renewals, 1u);
+  EXPECT_EQ(k->guard()->deadline(), t0 + 3500ms + 8s);
+  EXPECT_EQ(k->state(), LeaseState::kHeld);
+}
+
+TEST_F(LeaseKeeperTest, UnknownAcquireOutcomeReturnsUnavailableAndTheIdExpiresOnItsOwn) {
+  registry.set_lose_reply(true);
+  auto k = LeaseKeeper::acquire(clock, registry, options());
+  ASSERT_FALSE(k.is_ok());
+  EXPECT_EQ(k.status().code(), Code::kUnavailable);
+  registry.set_lose_reply(false);
+  auto records = registry.list(1u);
+  ASSERT_TRUE(records.is_ok());
+  ASSERT_EQ(records.value().size(), 1u);
+  const WorkerId orphan = records.value()[0].worker;
+  EXPECT_TRUE(registry.held(orphan));
+  clock.advance(10s);
+  EXPECT_FALSE(registry.held(orphan)) << "the orphaned lease expires after its ttl";
+}
+
+TEST_F(LeaseKeeperTest, RegistryUnavailableAtAcquireFailsRetryablyAndRecordsNothing) {
+  registry.set_unavailable(true);
+  auto k = LeaseKeeper::acquire(clock, registry, options());
+  ASSERT_FALSE(k.is_ok());
+  EXPECT_EQ(k.status().code(), Code::kUnavailable);
+  EXPECT_TRUE(k.status().retryable());
+  registry.set_unavailable(false);
+  EXPECT_TRUE(registry.list(std::nullopt).value().empty());
+  EXPECT_EQ(registry.acquires(), 0u);
+}
+
+TEST_F(LeaseKeeperTest, RevokedLeaseIsLostAtTheNextRenewal) {
+  const MonoTime t0 = clock.mono_now();
+  auto k = acquire();
+  ASSERT_NE(k, nullptr);
+  ASSERT_TRUE(registry.fence(k->worker()).is_ok());
+  at(t0, 3s);
+  (void)k->renew_if_due();
+  EXPECT_EQ(k->state(), LeaseState::kLost);
+  EXPECT_TRUE(k->guard()->lost());
+  EXPECT_FALSE(permits_now(*k));
+  ASSERT_EQ(log.codes.size(), 1u);
+  EXPECT_EQ(log.codes[0], Code::kLeaseLost);
+}
+
+TEST_F(LeaseKeeperTest, FenceIsNoticedByTheWatcherThreadAndStopsIssuingAtOnce) {
+  auto k = acquire();
+  ASSERT_NE(k, nullptr);
+  k->start();
+  ASSERT_TRUE(permits_now(*k));
+  ASSERT_TRUE(registry.fence(k->worker()).is_ok());
+  // No renewal is due and the simulated clock does not move: only the
+  // watcher can notice.
+  ASSERT_TRUE(eventually([&] { return k->guard()->lost(); }));
+  EXPECT_FALSE(permits_now(*k));
+  EXPECT_TRUE(eventually([&] { return k->state() == LeaseState::kLost; }));
+  EXPECT_EQ(registry.renewals(), 0u);
+  EXPECT_EQ(log.seen(), std::vector<LeaseState>{LeaseState::kLost});
+}
+
+// On the real clock: how long from fence() to a guard that refuses. The
+// target is 100 ms; the assertion is only a liveness bound.
+TEST(LeaseKeeperRealClock, FenceToRefusalLatencyOnTheRealClock) {
+  const Clock& clock = system_clock();
+  MemoryRegistry registry(clock, Layout::snowid_default(), 1s);
+  std::vector<Duration> latencies;
+  for (int i = 0; i < 20; ++i) {
+    LeaseKeeperOptions o;
+    auto k = LeaseKeeper::acquire(clock, registry, o);
+    ASSERT_TRUE(k.is_ok()) << k.status().to_string();
+    k.value()->start();
+    const MonoTime fenced = clock.mono_now();
+    ASSERT_TRUE(registry.fence(k.value()->worker()).is_ok());
+    while (!k.value()->guard()->lost()) {
+      ASSERT_LT(clock.mono_now() - fenced, 1s) << "the watcher never noticed the fence";
+      std::this_thread::yield();
+    }
+    latencies.push_back(clock.mono_now() - fenced);
+  }
+  std::sort(latencies.begin(), latencies.end());
+  const auto us = [](Duration d) {
+    return std::chrono::duration_cast<std::chrono::microseconds>(d);
+  };
+  std::cout << "fence to refusal over 20 fences: median " << us(latencies[10]).count()
+            << " us, max " << us(latencies.back()).count() << " us\n";
+  ::testing::Test::RecordProperty("fence_to_refusal_max_us",
+                                  std::to_string(us(latencies.back()).count()));
+  EXPECT_LT(latencies.back(), 1s);
+}
+
+TEST_F(LeaseKeeperTest, RenewalThreadRenewsOnScheduleOfTheInjectedClock) {
+  const MonoTime t0 = clock.mono_now();
+  auto k = acquire();
+  ASSERT_NE(k, nullptr);
+  k->start();
+  k->start();  // idempotent
+  at(t0, 2900ms);
+  std::this_thread::sleep_for(150ms);  // gives a wrong thread a chance to renew early
+  EXPECT_EQ(registry.renewals(), 0u);
+  at(t0, 3s);
+  ASSERT_TRUE(eventually([&] { return registry.renewals() == 1; }));
+  EXPECT_EQ(k->guard()->deadline(), t0 + 3s + 8s);
+  at(t0, 6s);
+  ASSERT_TRUE(eventually([&] { return registry.renewals() == 2; }));
+  EXPECT_EQ(k->state(), LeaseState::kHeld);
+}
+
+TEST_F(LeaseKeeperTest, RenewalThreadMovesToUncertainAtTheDeadlineAndLostAtExpiry) {
+  auto k = acquire();
+  ASSERT_NE(k, nullptr);
+  registry.set_unavailable(true);
+  k->start();
+  clock.advance(8s);
+  ASSERT_TRUE(eventually([&] { return k->state() == LeaseState::kUncertain; }));
+  EXPECT_FALSE(k->guard()->lost());
+  clock.advance(2s);
+  ASSERT_TRUE(eventually([&] { return k->state() == LeaseState::kLost; }));
+  EXPECT_TRUE(k->guard()->lost());
+}
+
+TEST_F(LeaseKeeperTest, ReleaseRecordsTheExactLastInstantAndFreesTheId) {
+  const MonoTime t0 = clock.mono_now();
+  auto k = acquire();
+  ASSERT_NE(k, nullptr);
+  at(t0, 3s);
+  (void)k->renew_if_due();
+  const WallTime last = clock.wall_now() - 1ms;
+  ASSERT_GT(registry.record(k->worker())->high_water, last + 7s) << "the renewed mark";
+  const Status s = k->release(last);
+  ASSERT_TRUE(s.is_ok()) << s.to_string();
+  EXPECT_EQ(k->state(), LeaseState::kReleased);
+  EXPECT_TRUE(k->guard()->lost()) << "nothing issues after a release";
+  const auto rec = registry.record(k->worker());
+  ASSERT_TRUE(rec.has_value());
+  EXPECT_EQ(rec->high_water, last) << "exactly the last issued instant, not the renewed mark";
+  EXPECT_EQ(rec->released_at, clock.wall_now());
+  EXPECT_FALSE(rec->holder.has_value());
+  EXPECT_EQ(rec->quarantined_until, clock.wall_now() + 5s) << "max(released_at, mark) + quarantine";
+  EXPECT_EQ(log.seen(), std::vector<LeaseState>{LeaseState::kReleased});
+  EXPECT_EQ(k->release(last).code(), Code::kFailedPrecondition);
+}
+
+TEST_F(LeaseKeeperTest, ReleaseWithoutALastInstantRecordsTheCurrentMark) {
+  auto k = acquire();
+  ASSERT_NE(k, nullptr);
+  const WallTime mark = k->guard()->high_water();
+  ASSERT_TRUE(k->release(std::nullopt).is_ok());
+  EXPECT_EQ(registry.record(k->worker())->high_water, mark);
+}
+
+TEST_F(LeaseKeeperTest, ReleaseNeverRecordsLessThanThePreviousHoldersMark) {
+  LeaseKeeperOptions o = options();
+  o.host = 9;
+  auto first = acquire(o);
+  ASSERT_NE(first, nullptr);
+  const WallTime first_mark = first->guard()->high_water();
+  first.reset();  // a crash: the mark stays at first_mark
+  clock.advance(20s);
+  auto second = acquire(o);
+  ASSERT_NE(second, nullptr);
+  ASSERT_EQ(second->grant().previous_high_water, first_mark);
+  // It issued nothing past the previous mark (it could not: it waits it out).
+  ASSERT_TRUE(second->release(first_mark - 1s).is_ok());
+  EXPECT_EQ(registry.record({1, 9})->high_water, first_mark);
+}
+
+TEST_F(LeaseKeeperTest, AcquireOfAUsedIdWaitsPastItsMarkPlusTheAllowedSkew) {
+  LeaseKeeperOptions o = options();
+  o.host = 17;
+  auto first = acquire(o);
+  ASSERT_NE(first, nullptr);
+  const WallTime last = clock.wall_now() + 2ms;
+  clock.advance(3ms);
+  ASSERT_TRUE(first->release(last).is_ok());
+
+  auto refused = LeaseKeeper::acquire(clock, registry, o);
+  ASSERT_FALSE(refused.is_ok());
+  EXPECT_EQ(refused.status().code(), Code::kResourceExhausted) << "quarantined";
+
+  clock.advance(5s);
+  auto second = acquire(o);
+  ASSERT_NE(second, nullptr);
+  EXPECT_EQ(second->worker(), (WorkerId{1, 17}));
+  EXPECT_EQ(second->grant().previous_high_water, last);
+  EXPECT_EQ(second->wait_until(), last + 100ms);
+  ASSERT_TRUE(second->release(std::nullopt).is_ok());
+
+  // With no allowed skew the margin is still one millisecond.
+  clock.advance(20s);
+  o.timing.max_clock_skew = Duration::zero();
+  auto third = acquire(o);
+  ASSERT_NE(third, nullptr);
+  ASSERT_TRUE(third->grant().previous_high_water.has_value());
+  EXPECT_EQ(third->wait_until(), *third->grant().previous_high_water + 1ms);
+}
+
+TEST_F(LeaseKeeperTest, ReleaseOfALostLeaseChangesNothing) {
+  auto k = acquire();
+  ASSERT_NE(k, nullptr);
+  ASSERT_TRUE(registry.fence(k->worker()).is_ok());
+  const auto before = registry.record(k->worker());
+  clock.advance(3s);
+  (void)k->renew_if_due();
+  ASSERT_EQ(k->state(), LeaseState::kLost);
+  EXPECT_EQ(k->release(clock.wall_now()).code(), Code::kLeaseLost);
+  EXPECT_EQ(registry.record(k->worker())->high_water, before->high_water);
+  EXPECT_EQ(registry.releases(), 0u);
+}
+
+TEST_F(LeaseKeeperTest, BadRetryEveryIsRefused) {
+  LeaseKeeperOptions o = options();
+  o.retry_every = Duration::zero();
+  EXPECT_EQ(LeaseKeeper::acquire(clock, registry, o).status().code(), Code::kInvalidArgument);
+  o.retry_every = 3001ms;
+  EXPECT_EQ(LeaseKeeper::acquire(clock, registry, o).status().code(), Code::kInvalidArgument);
+  EXPECT_EQ(registry.acquires(), 0u);
+}
+
+TEST_F(LeaseKeeperTest, BadTimingIsRefusedBeforeTheRegistryIsAsked) {
+  LeaseKeeperOptions o = options();
+  o.timing.stop_after = 10s;  // must be below the ttl
+  EXPECT_EQ(LeaseKeeper::acquire(clock, registry, o).status().code(), Code::kInvalidArgument);
+  EXPECT_EQ(registry.acquires(), 0u);
+}
+
+TEST_F(LeaseKeeperTest, DestroyingAKeeperDoesNotReleaseItsId) {
+  auto k = acquire();
+  ASSERT_NE(k, nullptr);
+  k->start();
+  const WorkerId w = k->worker();
+  k.reset();
+  EXPECT_TRUE(registry.held(w)) << "like a crash: the lease stays until it expires";
+  EXPECT_EQ(registry.releases(), 0u);
+}
+
+// The in-memory registry itself: the parts of the contract the keeper's
+// tests above do not already pin.
+class MemoryRegistryTest : public ::testing::Test {
+ protected:
+  SimulatedClock clock{test_start()};
+
+  static LeaseRequest request(std::optional<std::uint32_t> host = std::nullopt) {
+    LeaseRequest r;
+    r.region = 0;
+    r.host = host;
+    r.high_water = test_start() + 8s;
+    return r;
+  }
+  static Layout tiny_layout() {  // 4 hosts in each of 2 regions
+    LayoutSpec spec;
+    spec.name = "tiny";
+    spec.fields = {{"time", FieldRole::kTime, 41},
+                   {"region", FieldRole::kRegion, 1},
+                   {"host", FieldRole::kHost, 2},
+                   {"sequence", FieldRole::kSequence, 19}};
+    return Layout::create(std::move(spec)).value();
+  }
+};
+
+TEST_F(MemoryRegistryTest, GrantsEveryIdOfTheBlockOnceThenReportsTheBlockFull) {
+  MemoryRegistry registry(clock, tiny_layout(), 1s);
+  std::set<std::uint32_t> hosts;
+  for (int i = 0; i < 4; ++i) {
+    auto g = registry.acquire(request());
+    ASSERT_TRUE(g.is_ok()) << g.status().to_string();
+    EXPECT_EQ(g.value().worker.region, 0u);
+    hosts.insert(g.value().worker.host);
+  }
+  EXPECT_EQ(hosts.size(), 4u);
+  auto full = registry.acquire(request());
+  EXPECT_EQ(full.status().code(), Code::kResourceExhausted);
+  LeaseRequest other = request();
+  other.region = 1;
+  EXPECT_TRUE(registry.acquire(other).is_ok()) << "regions have separate blocks";
+  other.region = 2;
+  EXPECT_EQ(registry.acquire(other).status().code(), Code::kInvalidArgument);
+  EXPECT_EQ(registry.acquire(request(4)).status().code(), Code::kInvalidArgument);
+}
+
+TEST_F(MemoryRegistryTest, PicksAmongFreeIdsAtRandomAndTheSeedMakesItRepeatable) {
+  auto picks = [&](std::uint64_t seed) {
+    MemoryRegistry registry(clock, Layout::snowid_default(), 1s, seed);
+    std::vector<std::uint32_t> out;
+    for (int i = 0; i < 8; ++i) out.push_back(registry.acquire(request()).value().worker.host);
+    return out;
+  };
+  const auto a = picks(1);
+  EXPECT_EQ(a, picks(1));
+  EXPECT_NE(a, picks(2));
+  EXPECT_NE(a, (std::vector<std::uint32_t>{0, 1, 2, 3, 4, 5, 6, 7})) << "not first-free";
+}
+
+TEST_F(MemoryRegistryTest, ExpiredLeaseIsNotHeldKeepsItsMarkAndIsQuarantinedFromIt) {
+  MemoryRegistry registry(clock, tiny_layout(), 5s);
+  auto g = registry.acquire(request(2));
+  ASSERT_TRUE(g.is_ok());
+  clock.advance(9s);
+  ASSERT_TRUE(registry.renew(g.value(), test_start() + 17s).is_ok());
+  clock.advance(9999ms);
+  EXPECT_TRUE(registry.held({0, 2})) << "ttl counts from the last renewal";
+  clock.advance(1ms);
+  EXPECT_FALSE(registry.held({0, 2}));
+  EXPECT_EQ(registry.renew(g.value(), test_start() + 30s).code(), Code::kLeaseLost);
+  auto rec = registry.record({0, 2});
+  EXPECT_EQ(rec->high_water, test_start() + 17s);
+  EXPECT_FALSE(rec->released_at.has_value());
+  EXPECT_EQ(rec->quarantined_until, test_start() + 22s);
+  clock.set_wall(test_start() + 22s - 1ns);
+  EXPECT_EQ(registry.acquire(request(2)).status().code(), Code::kResourceExhausted);
+  clock.set_wall(test_start() + 22s);
+  auto again = registry.acquire(request(2));
+  ASSERT_TRUE(again.is_ok());
+  EXPECT_EQ(again.value().previous_high_water, test_start() + 17s);
+  EXPECT_NE(again.value().token, g.value().token);
+}
+
+TEST_F(MemoryRegistryTest, MarksOnlyGrowOnAcquireAndRenew) {
+  MemoryRegistry registry(clock, tiny_layout(), 1s);
+  auto g = registry.acquire(request(1));
+  ASSERT_TRUE(g.is_ok());
+  ASSERT_TRUE(registry.renew(g.value(), test_start() + 1s).is_ok());
+  EXPECT_EQ(registry.record({0, 1})->high_water, test_start() + 8s);
+}
+
+TEST_F(MemoryRegistryTest, ReleaseRecordsTheGivenMarkButNeverLessThanThePreviousHolders) {
+  MemoryRegistry registry(clock, tiny_layout(), 1s);
+  auto first = registry.acquire(request(1));
+  ASSERT_TRUE(first.is_ok());
+  ASSERT_TRUE(registry.release(first.value(), test_start() + 2s).is_ok());
+  EXPECT_EQ(registry.record({0, 1})->high_water, test_start() + 2s) << "lower than its 8 s mark";
+  clock.advance(10s);
+  LeaseRequest again = request(1);
+  again.high_water = clock.wall_now() + 8s;
+  auto second = registry.acquire(again);
+  ASSERT_TRUE(second.is_ok());
+  EXPECT_EQ(second.value().previous_high_water, test_start() + 2s);
+  ASSERT_TRUE(registry.release(second.value(), test_start() + 1s).is_ok());
+  EXPECT_EQ(registry.record({0, 1})->high_water, test_start() + 2s);
+}
+
+TEST_F(MemoryRegistryTest, FenceRevokesKeepsTheMarkAndWakesWaiters) {
+  MemoryRegistry registry(clock, tiny_layout(), 1s);
+  auto g = registry.acquire(request(3));
+  ASSERT_TRUE(g.is_ok());
+  EXPECT_EQ(registry.wait_lost(g.value(), 1ms).value(), false);
+  std::thread fencer([&] {
+    std::this_thread::sleep_for(20ms);
+    EXPECT_TRUE(registry.fence({0, 3}).is_ok());
+  });
+  const Result<bool> lost = registry.wait_lost(g.value(), 10s);
+  fencer.join();
+  ASSERT_TRUE(lost.is_ok());
+  EXPECT_TRUE(lost.value());
+  const auto rec = registry.record({0, 3});
+  EXPECT_EQ(rec->high_water, test_start() + 8s);
+  EXPECT_EQ(rec->released_at, clock.wall_now());
+  EXPECT_EQ(registry.fence({0, 3}).code(), Code::kNotFound);
+  EXPECT_EQ(registry.release(g.value(), test_start()).code(), Code::kLeaseLost);
+}
+
+TEST_F(MemoryRegistryTest, UnavailableChangesNothing) {
+  MemoryRegistry registry(clock, tiny_layout(), 1s);
+  auto g = registry.acquire(request(0));
+  ASSERT_TRUE(g.is_ok());
+  registry.set_unavailable(true);
+  EXPECT_EQ(registry.acquire(request()).status().code(), Code::kUnavailable);
+  EXPECT_EQ(registry.renew(g.value(), test_start() + 20s).code(), Code::kUnavailable);
+  EXPECT_EQ(registry.release(g.value(), test_start()).code(), Code::kUnavailable);
+  EXPECT_EQ(registry.fence({0, 0}).code(), Code::kUnavailable);
+  EXPECT_EQ(registry.wait_lost(g.value(), 1s).status().code(), Code::kUnavailable);
+  EXPECT_EQ(registry.list(std::nullopt).status().code(), Code::kUnavailable);
+  EXPECT_TRUE(registry.held({0, 0}));
+  EXPECT_EQ(registry.record({0, 0})->high_water, test_start() + 8s);
+  EXPECT_EQ(registry.acquires(), 1u);
+  EXPECT_EQ(registry.renewals(), 0u);
+}
+
+}  // namespace
+}  // namespace snowid

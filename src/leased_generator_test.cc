@@ -1,0 +1,423 @@
+// LeasedGenerator on a simulated clock and the in-memory registry. Its
+// background thread and the keepers' threads run for real, so these tests
+// wait for states by polling (with a generous real-time limit), never by
+// sleeping a fixed time and hoping.
+#include "snowid/leased_generator.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <mutex>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "snowid/lease_keeper.h"
+#include "snowid/testing/memory_registry.h"
+#include "snowid/testing/simulated_clock.h"
+
+namespace snowid {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::MemoryRegistry;
+using testing::SimulatedClock;
+
+// 2026-06-01T00:00:00Z.
+WallTime test_start() { return wall_from_unix_ms(1780272000000); }
+
+template <typename F>
+bool eventually(F done, Duration limit = 10s) {
+  const auto give_up = std::chrono::steady_clock::now() + limit;
+  while (!done()) {
+    if (std::chrono::steady_clock::now() > give_up) return false;
+    std::this_thread::sleep_for(1ms);
+  }
+  return true;
+}
+
+struct Decoded {
+  WorkerId worker;
+  WallTime time;
+};
+
+Decoded decode(const Layout& layout, std::uint64_t id) {
+  const DecodedId d = layout.decode(id).value();
+  const auto field = [&](FieldRole role) {
+    return static_cast<std::uint32_t>(d.values[static_cast<std::size_t>(layout.index_of(role))]);
+  };
+  return Decoded{{field(FieldRole::kRegion), field(FieldRole::kHost)}, d.time};
+}
+
+class EventLog {
+ public:
+  void add(const std::string& e, const Status& s) {
+    std::lock_guard<std::mutex> lock(mu_);
+    events_.push_back(e);
+    codes_.push_back(s.code());
+  }
+  std::vector<std::string> events() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return events_;
+  }
+  bool has(const std::string& prefix) const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return std::any_of(events_.begin(), events_.end(),
+                       [&](const std::string& e) { return e.rfind(prefix, 0) == 0; });
+  }
+  std::vector<Code> codes_of(const std::string& prefix) const {
+    std::lock_guard<std::mutex> lock(mu_);
+    std::vector<Code> out;
+    for (std::size_t i = 0; i < events_.size(); ++i) {
+      if (events_[i].rfind(prefix, 0) == 0) out.push_back(codes_[i]);
+    }
+    return out;
+  }
+
+ private:
+  mutable std::mutex mu_;
+  std::vector<std::string> events_;
+  std::vector<Code> codes_;
+};
+
+std::string worker_text(WorkerId w) {
+  return std::to_string(w.region) + "/" + std::to_string(w.host);
+}
+
+class LeasedGeneratorTest : public ::testing::Test {
+ protected:
+  SimulatedClock clock{test_start()};
+  MemoryRegistry registry{clock, Layout::snowid_default(), 5s};
+  EventLog log;
+
+  LeasedGeneratorOptions options() {
+    LeasedGeneratorOptions o;
+    o.generator.random_start_bound = 0;
+    o.lease.region = 2;
+    o.lease.holder.host = "host-b";
+    o.on_event = [this](const std::string& e, const Status& s) { log.add(e, s); };
+    return o;
+  }
+
+  std::unique_ptr<LeasedGenerator> create(LeasedGeneratorOptions o) {
+    auto g = LeasedGenerator::create(clock, registry, std::move(o));
+    EXPECT_TRUE(g.is_ok()) << g.status().to_string();
+    if (!g.is_ok()) return nullptr;
+    return std::move(g).value();
+  }
+
+  // Issues `n` ids, one per millisecond of simulated time.
+  std::vector<std::uint64_t> issue(LeasedGenerator& g, int n) {
+    std::vector<std::uint64_t> ids;
+    for (int i = 0; i < n; ++i) {
+      clock.advance(1ms);
+      const IdResult r = g.try_next();
+      EXPECT_TRUE(r.ok()) << code_name(r.code);
+      if (r.ok()) ids.push_back(r.id);
+    }
+    return ids;
+  }
+};
+
+TEST_F(LeasedGeneratorTest, CreateAcquiresAnIdInTheRegionAndIssuesOnIt) {
+  auto g = create(options());
+  ASSERT_NE(g, nullptr);
+  EXPECT_TRUE(g->ready());
+  EXPECT_TRUE(g->health().is_ok());
+  EXPECT_EQ(g->lease_state(), LeaseState::kHeld);
+  const WorkerId w = g->worker();
+  EXPECT_EQ(w.region, 2u);
+  EXPECT_TRUE(registry.held(w));
+  const auto ids = issue(*g, 3);
+  ASSERT_EQ(ids.size(), 3u);
+  for (std::uint64_t id : ids) EXPECT_EQ(decode(g->layout(), id).worker, w);
+  EXPECT_EQ(log.events(), std::vector<std::string>{"acquired worker " + worker_text(w)});
+  EXPECT_EQ(g->reacquisitions(), 0u);
+}
+
+// Two ids per region; another process holds the second one, so the fenced
+// holder's first attempt at a fresh id fails and its refusals can be seen.
+TEST_F(LeasedGeneratorTest, FenceRefusesAtOnceThenAFreshIdIsAcquiredAndIssuingResumes) {
+  LayoutSpec spec;
+  spec.name = "two_hosts";
+  spec.fields = {{"time", FieldRole::kTime, 41},
+                 {"region", FieldRole::kRegion, 2},
+                 {"host", FieldRole::kHost, 1},
+                 {"sequence", FieldRole::kSequence, 19}};
+  const Layout layout = Layout::create(std::move(spec)).value();
+  MemoryRegistry two(clock, layout, 5s);
+  LeaseKeeperOptions other_options;
+  other_options.region = 2;
+  auto other = LeaseKeeper::acquire(clock, two, other_options);
+  ASSERT_TRUE(other.is_ok());
+  LeasedGeneratorOptions o = options();
+  o.generator.layout = layout;
+  o.reacquire_every = 500ms;
+  auto created = LeasedGenerator::create(clock, two, o);
+  ASSERT_TRUE(created.is_ok()) << created.status().to_string();
+  LeasedGenerator& g = *created.value();
+  const WorkerId old = g.worker();
+  ASSERT_NE(old, other.value()->worker());
+  std::vector<std::uint64_t> ids = issue(g, 20);
+  ASSERT_TRUE(two.fence(old).is_ok());
+  const WallTime old_mark = *two.record(old)->high_water;
+
+  // The watcher notices within moments; from the first refusal on, nothing
+  // more is issued on the old id.
+  IdResult r;
+  ASSERT_TRUE(eventually([&] {
+    r = g.try_next();
+    if (r.ok()) ids.push_back(r.id);
+    return !r.ok();
+  }));
+  EXPECT_EQ(r.code, Code::kLeaseUncertain) << code_name(r.code);
+  EXPECT_TRUE(is_retryable(r.code)) << "callers retry while a fresh id is acquired";
+  EXPECT_FALSE(g.ready());
+  ASSERT_TRUE(eventually([&] { return log.has("acquire failed"); }));
+  EXPECT_EQ(g.try_next().code, Code::kLeaseUncertain);
+
+  // The other process leaves; its id comes out of quarantine 5 s later.
+  ASSERT_TRUE(other.value()->release(clock.wall_now() - 1s).is_ok());
+  clock.advance(5s);
+  ASSERT_TRUE(eventually([&] {
+    clock.advance(1ms);  // the retry timer runs on the simulated clock
+    return g.reacquisitions() == 1;
+  }));
+  const WorkerId fresh = g.worker();
+  EXPECT_NE(fresh, old) << "the fenced id is quarantined";
+  EXPECT_TRUE(two.held(fresh));
+  EXPECT_FALSE(two.held(old));
+  EXPECT_TRUE(g.ready());
+  EXPECT_EQ(g.lease_state(), LeaseState::kHeld);
+  const auto after = issue(g, 20);
+  ASSERT_EQ(after.size(), 20u);
+  for (std::uint64_t id : after) EXPECT_EQ(decode(layout, id).worker, fresh);
+  for (std::uint64_t id : ids) {
+    const Decoded d = decode(layout, id);
+    EXPECT_EQ(d.worker, old);
+    EXPECT_LE(d.time, old_mark);
+  }
+  ids.insert(ids.end(), after.begin(), after.end());
+  EXPECT_EQ(std::set<std::uint64_t>(ids.begin(), ids.end()).size(), ids.size());
+  const GeneratorStats stats = g.stats();
+  EXPECT_GE(stats.lease_refusals + stats.refusals, 1u) << "summed over both generators";
+  EXPECT_TRUE(log.has("lease lost on worker " + worker_text(old)));
+  EXPECT_TRUE(log.has("acquired worker " + worker_text(fresh)));
+  EXPECT_EQ(log.codes_of("lease lost"), std::vector<Code>{Code::kLeaseLost});
+  EXPECT_EQ(log.codes_of("acquire failed")[0], Code::kResourceExhausted);
+  EXPECT_TRUE(g.close().is_ok());
+}
+
+// A replacement that is quick is seamless: callers may never see a refusal,
+// but no id is issued on the fenced worker once the fence is noticed.
+TEST_F(LeasedGeneratorTest, FenceWithAFreeIdAvailableSwitchesWorkersWithoutDuplicates) {
+  auto g = create(options());
+  ASSERT_NE(g, nullptr);
+  const WorkerId old = g->worker();
+  std::vector<std::uint64_t> ids = issue(*g, 10);
+  ASSERT_TRUE(registry.fence(old).is_ok());
+  const WallTime old_mark = *registry.record(old)->high_water;
+  ASSERT_TRUE(eventually([&] { return g->reacquisitions() == 1; }));
+  EXPECT_NE(g->worker(), old);
+  const auto after = issue(*g, 10);
+  ASSERT_EQ(after.size(), 10u);
+  for (std::uint64_t id : after) EXPECT_EQ(decode(g->layout(), id).worker, g->worker());
+  for (std::uint64_t id : ids) EXPECT_LE(decode(g->layout(), id).time, old_mark);
+  ids.insert(ids.end(), after.begin(), after.end());
+  EXPECT_EQ(std::set<std::uint64_t>(ids.begin(), ids.end()).size(), ids.size());
+}
+
+// With the host pinned, the replacement must be the same worker id: it waits
+// out the quarantine and then the old holder's mark, so its ids come after
+// every id the old holder could have issued.
+TEST_F(LeasedGeneratorTest, PinnedHostIsReacquiredOnlyAfterItsMarkAndIssuesPastIt) {
+  MemoryRegistry no_quarantine(clock, Layout::snowid_default(), Duration::zero());
+  LeasedGeneratorOptions o = options();
+  o.lease.host = 7;
+  o.reacquire_every = 500ms;
+  auto created = LeasedGenerator::create(clock, no_quarantine, o);
+  ASSERT_TRUE(created.is_ok()) << created.status().to_string();
+  auto& g = created.value();
+  const WorkerId w{2, 7};
+  ASSERT_EQ(g->worker(), w);
+  std::vector<std::uint64_t> before = issue(*g, 10);
+  ASSERT_TRUE(no_quarantine.fence(w).is_ok());
+  const WallTime mark = *no_quarantine.record(w)->high_water;
+  ASSERT_TRUE(eventually([&] { return log.has("acquire failed"); }));
+  EXPECT_EQ(log.codes_of("acquire failed")[0], Code::kResourceExhausted);
+  EXPECT_EQ(g->try_next().code, Code::kLeaseUncertain);
+
+  // Free again when the wall clock reaches the mark (no quarantine here).
+  clock.set_wall(mark);
+  ASSERT_TRUE(eventually([&] {
+    clock.advance_monotonic(10ms);  // the retry timer runs on the monotonic clock
+    return g->reacquisitions() == 1;
+  }));
+  ASSERT_EQ(g->worker(), w);
+  ASSERT_LT(clock.wall_now(), mark + 100ms);
+  const IdResult early = g->try_next();
+  EXPECT_EQ(early.code, Code::kClockBehind) << "not before the mark plus the allowed skew";
+  EXPECT_FALSE(g->ready());
+  clock.set_wall(mark + 100ms);
+  const IdResult first = g->try_next();
+  ASSERT_TRUE(first.ok()) << code_name(first.code);
+  EXPECT_TRUE(g->ready());
+  const auto after = issue(*g, 10);
+  for (std::uint64_t id : before) EXPECT_LE(decode(g->layout(), id).time, mark);
+  EXPECT_GT(decode(g->layout(), first.id).time, mark);
+  for (std::uint64_t id : after) EXPECT_GT(decode(g->layout(), id).time, mark);
+  EXPECT_EQ(g->close().code(), Code::kOk);
+}
+
+TEST_F(LeasedGeneratorTest, ClockStepBackBeyondMaxBackwardReleasesTheIdAndStaysUnhealthy) {
+  LeasedGeneratorOptions o = options();
+  std::atomic<int> user_callbacks{0};
+  std::atomic<bool> held_at_callback{true};
+  WorkerId w;
+  o.generator.on_unhealthy = [&](const Status& s) {
+    EXPECT_EQ(s.code(), Code::kClockMovedBack);
+    held_at_callback = registry.held(w);
+    ++user_callbacks;
+  };
+  auto g = create(o);
+  ASSERT_NE(g, nullptr);
+  w = g->worker();
+  const auto ids = issue(*g, 5);
+  ASSERT_EQ(ids.size(), 5u);
+  const WallTime last = decode(g->layout(), ids.back()).time;
+  clock.step_wall(-1s);
+  EXPECT_EQ(g->try_next().code, Code::kClockMovedBack);
+  EXPECT_FALSE(g->ready());
+  EXPECT_EQ(g->health().code(), Code::kClockMovedBack);
+  ASSERT_TRUE(eventually([&] { return user_callbacks.load() == 1; }));
+  EXPECT_FALSE(held_at_callback) << "the user's callback runs after the release";
+  EXPECT_EQ(g->lease_state(), LeaseState::kReleased);
+  const auto rec = registry.record(w);
+  ASSERT_TRUE(rec.has_value());
+  EXPECT_FALSE(rec->holder.has_value());
+  EXPECT_EQ(rec->released_at, clock.wall_now());
+  EXPECT_EQ(rec->high_water, last) << "the exact last instant issued";
+  EXPECT_EQ(g->try_next().code, Code::kUnhealthy);
+  EXPECT_TRUE(log.has("clock moved back: released worker " + worker_text(w)));
+  // A host whose clock cannot be trusted must not take another id, whatever
+  // time passes.
+  clock.advance(30s);
+  std::this_thread::sleep_for(300ms);
+  EXPECT_EQ(registry.acquires(), 1u);
+  EXPECT_EQ(g->reacquisitions(), 0u);
+  EXPECT_EQ(g->try_next().code, Code::kUnhealthy);
+  EXPECT_TRUE(g->close().is_ok());
+  EXPECT_EQ(registry.releases(), 1u) << "released once";
+}
+
+TEST_F(LeasedGeneratorTest, CloseReleasesWithTheExactLastInstantIssued) {
+  auto g = create(options());
+  ASSERT_NE(g, nullptr);
+  const WorkerId w = g->worker();
+  clock.advance(3s);  // the renewal thread moves the mark 8 s past this
+  ASSERT_TRUE(eventually([&] { return registry.renewals() >= 1; }));
+  const auto ids = issue(*g, 7);
+  ASSERT_EQ(ids.size(), 7u);
+  const WallTime last = decode(g->layout(), ids.back()).time;
+  ASSERT_GT(registry.record(w)->high_water, last + 7s);
+  clock.advance(5ms);
+  ASSERT_TRUE(g->close().is_ok());
+  const auto rec = registry.record(w);
+  EXPECT_EQ(rec->high_water, last);
+  EXPECT_EQ(rec->released_at, clock.wall_now());
+  EXPECT_FALSE(rec->holder.has_value());
+  EXPECT_EQ(g->lease_state(), LeaseState::kReleased);
+  EXPECT_FALSE(g->ready());
+  EXPECT_TRUE(log.has("released worker " + worker_text(w)));
+  EXPECT_EQ(g->try_next().code, Code::kFailedPrecondition) << "closed is not 'uncertain'";
+  EXPECT_EQ(g->close().code(), Code::kFailedPrecondition);
+}
+
+TEST_F(LeasedGeneratorTest, CloseWithNothingIssuedKeepsTheRecordedMark) {
+  auto g = create(options());
+  ASSERT_NE(g, nullptr);
+  const WorkerId w = g->worker();
+  const WallTime mark = *registry.record(w)->high_water;
+  ASSERT_TRUE(g->close().is_ok());
+  EXPECT_EQ(registry.record(w)->high_water, mark);
+  EXPECT_FALSE(registry.held(w));
+}
+
+TEST_F(LeasedGeneratorTest, DestroyingWithoutCloseDoesNotRelease) {
+  auto g = create(options());
+  ASSERT_NE(g, nullptr);
+  const WorkerId w = g->worker();
+  g.reset();
+  EXPECT_TRUE(registry.held(w));
+  EXPECT_EQ(registry.releases(), 0u);
+}
+
+TEST_F(LeasedGeneratorTest, RegistryUnavailableAtCreateFailsAndIssuesNothing) {
+  registry.set_unavailable(true);
+  auto g = LeasedGenerator::create(clock, registry, options());
+  ASSERT_FALSE(g.is_ok());
+  EXPECT_EQ(g.status().code(), Code::kUnavailable);
+  registry.set_unavailable(false);
+  EXPECT_EQ(registry.acquires(), 0u);
+  EXPECT_TRUE(registry.list(std::nullopt).value().empty());
+}
+
+TEST_F(LeasedGeneratorTest, BlockFullAtCreateFails) {
+  LeasedGeneratorOptions o = options();
+  o.lease.host = 3;
+  auto first = create(o);
+  ASSERT_NE(first, nullptr);
+  auto second = LeasedGenerator::create(clock, registry, o);
+  ASSERT_FALSE(second.is_ok());
+  EXPECT_EQ(second.status().code(), Code::kResourceExhausted);
+}
+
+TEST_F(LeasedGeneratorTest, InvalidReacquireEveryIsRefused) {
+  LeasedGeneratorOptions o = options();
+  o.reacquire_every = Duration::zero();
+  EXPECT_EQ(LeasedGenerator::create(clock, registry, o).status().code(), Code::kInvalidArgument);
+  EXPECT_EQ(registry.acquires(), 0u);
+}
+
+// The registry goes away for good: issuing goes on until 8 s after the last
+// good send, stops there, the lease is given up at 10 s, and a fresh id is
+// acquired once the registry is back.
+TEST_F(LeasedGeneratorTest, LongRegistryOutageStopsIssuingThenLosesThenReacquiresWhenBack) {
+  LeasedGeneratorOptions o = options();
+  o.reacquire_every = 1s;
+  auto g = create(o);
+  ASSERT_NE(g, nullptr);
+  const WorkerId old = g->worker();
+  const MonoTime t0 = clock.mono_now();  // the acquire: the last good send
+  registry.set_unavailable(true);
+  clock.advance(7999ms);
+  EXPECT_TRUE(g->try_next().ok()) << "still inside stop_after";
+  clock.advance(1ms);
+  EXPECT_EQ(g->try_next().code, Code::kLeaseUncertain) << "stopped at 8 s, by the guard alone";
+  ASSERT_TRUE(eventually([&] { return g->lease_state() == LeaseState::kUncertain; }));
+  EXPECT_FALSE(g->ready());
+
+  clock.advance(2s);
+  ASSERT_EQ(clock.mono_now(), t0 + 10s);
+  ASSERT_TRUE(eventually([&] { return log.has("acquire failed"); }));
+  EXPECT_TRUE(log.has("lease lost on worker " + worker_text(old)));
+  EXPECT_EQ(g->try_next().code, Code::kLeaseUncertain) << "replacement pending, not 'lost'";
+  EXPECT_EQ(log.codes_of("acquire failed")[0], Code::kUnavailable);
+
+  registry.set_unavailable(false);
+  ASSERT_TRUE(eventually([&] {
+    clock.advance(10ms);  // the retry timer runs on the simulated clock
+    return g->reacquisitions() == 1;
+  }));
+  const IdResult r = g->try_next();
+  ASSERT_TRUE(r.ok()) << code_name(r.code);
+  EXPECT_EQ(decode(g->layout(), r.id).worker, g->worker());
+  EXPECT_EQ(g->lease_state(), LeaseState::kHeld);
+  EXPECT_GE(g->lease_stats().renewal_failures, 1u);
+  ASSERT_TRUE(g->close().is_ok());
+}
+
+}  // namespace
+}  // namespace snowid

@@ -1,0 +1,150 @@
+#include "registry_option.h"
+
+#include <unistd.h>
+
+#include <climits>
+#include <cstdlib>
+
+#include "number_text.h"
+#include "snowid/file_registry.h"
+#include "state_dir.h"
+#ifdef SNOWID_CLI_ETCD
+#include "snowid/etcd_registry.h"
+#endif
+
+namespace snowid::cli {
+namespace {
+
+std::string env(const char* name) {
+  const char* v = std::getenv(name);
+  return v == nullptr ? std::string() : std::string(v);
+}
+
+// The flag if given (not empty), else the variable.
+std::string flag_or_env(const std::string& flag, const char* name) {
+  return flag.empty() ? env(name) : flag;
+}
+
+}  // namespace
+
+void add_registry_options(CLI::App& app, RegistryFlags& f) {
+  f.state_dir_option =
+      app.add_option("--state-dir", f.state_dir,
+                     "Where the time fences and the file registry are kept (default "
+                     "$SNOWID_STATE_DIR, else $XDG_STATE_HOME/snowid, else "
+                     "~/.local/state/snowid)")
+          ->type_name("DIR");
+  CLI::Option_group* g = app.add_option_group(
+      "Worker-id registry",
+      "etcd for a fleet; without --etcd or SNOWID_ETCD_ENDPOINTS, the file registry of this "
+      "host in the state directory");
+  g->add_option("--etcd", f.etcd, "etcd client URLs (env SNOWID_ETCD_ENDPOINTS)")
+      ->type_name("URL[,URL...]");
+  g->add_option("--etcd-prefix", f.etcd_prefix,
+                "Key prefix (env SNOWID_ETCD_PREFIX, default /snowid)")
+      ->type_name("PREFIX");
+  g->add_option("--etcd-cluster", f.etcd_cluster,
+                "Cluster name under the prefix (env SNOWID_ETCD_CLUSTER, default default)")
+      ->type_name("NAME");
+  g->add_option("--etcd-ca", f.etcd_ca, "CA bundle for TLS (env SNOWID_ETCD_CA)")
+      ->type_name("FILE");
+  g->add_option("--etcd-cert", f.etcd_cert, "Client certificate (env SNOWID_ETCD_CERT)")
+      ->type_name("FILE");
+  g->add_option("--etcd-key", f.etcd_key, "Client key (env SNOWID_ETCD_KEY)")->type_name("FILE");
+  g->add_option("--etcd-user", f.etcd_user, "etcd user (env SNOWID_ETCD_USER)")->type_name("USER");
+  g->add_option("--etcd-password", f.etcd_password,
+                "etcd password (prefer env SNOWID_ETCD_PASSWORD: flags show in ps)")
+      ->type_name("PASSWORD");
+}
+
+Result<RegistrySettings> resolve_registry(const RegistryFlags& f, bool need_state_dir) {
+  // An empty --state-dir is most likely an unset shell variable; falling back
+  // to the default directory would silently use different fences and ids.
+  if (f.state_dir_option != nullptr && f.state_dir_option->count() > 0 && f.state_dir.empty()) {
+    return Status(Code::kInvalidArgument, "--state-dir is empty");
+  }
+  RegistrySettings s;
+  s.etcd_endpoints = flag_or_env(f.etcd, "SNOWID_ETCD_ENDPOINTS");
+  s.etcd = !s.etcd_endpoints.empty();
+  if (!s.etcd || need_state_dir) {
+    Result<std::string> dir = find_state_dir(f.state_dir);
+    if (!dir.is_ok()) return dir.status();
+    s.state_dir = dir.value();
+  }
+  s.etcd_prefix = flag_or_env(f.etcd_prefix, "SNOWID_ETCD_PREFIX");
+  s.etcd_cluster = flag_or_env(f.etcd_cluster, "SNOWID_ETCD_CLUSTER");
+  s.etcd_ca = flag_or_env(f.etcd_ca, "SNOWID_ETCD_CA");
+  s.etcd_cert = flag_or_env(f.etcd_cert, "SNOWID_ETCD_CERT");
+  s.etcd_key = flag_or_env(f.etcd_key, "SNOWID_ETCD_KEY");
+  s.etcd_user = flag_or_env(f.etcd_user, "SNOWID_ETCD_USER");
+  s.etcd_password = flag_or_env(f.etcd_password, "SNOWID_ETCD_PASSWORD");
+  return s;
+}
+
+Result<std::unique_ptr<WorkerRegistry>> open_registry(const RegistrySettings& s,
+                                                      const Layout& layout, const Clock& clock) {
+  if (!s.etcd) {
+    if (Status made = make_dirs(s.state_dir); !made.is_ok()) return made;
+    FileRegistryOptions o;
+    o.dir = s.state_dir;
+    o.layout = layout;
+    return make_file_registry(clock, std::move(o));
+  }
+#ifdef SNOWID_CLI_ETCD
+  Result<std::vector<std::string>> endpoints = parse_etcd_endpoints(s.etcd_endpoints);
+  if (!endpoints.is_ok()) return endpoints.status();
+  EtcdOptions o;
+  o.endpoints = endpoints.value();
+  if (!s.etcd_prefix.empty()) o.prefix = s.etcd_prefix;
+  if (!s.etcd_cluster.empty()) o.cluster = s.etcd_cluster;
+  o.layout = layout;
+  o.ca_file = s.etcd_ca;
+  o.cert_file = s.etcd_cert;
+  o.key_file = s.etcd_key;
+  o.user = s.etcd_user;
+  o.password = s.etcd_password;
+  Result<std::unique_ptr<WorkerRegistry>> registry = make_etcd_registry(clock, std::move(o));
+  if (!registry.is_ok() && registry.status().code() == Code::kUnavailable) {
+    return Status(Code::kUnavailable,
+                  "cannot reach etcd at " + s.etcd_endpoints + ": " + registry.status().message());
+  }
+  return registry;
+#else
+  (void)layout;
+  (void)clock;
+  return Status(Code::kFailedPrecondition,
+                "this snowid was built without etcd support; unset --etcd and "
+                "SNOWID_ETCD_ENDPOINTS to use the file registry");
+#endif
+}
+
+LeaseTiming lease_timing_for(const RegistrySettings& s) {
+  LeaseTiming t;
+  if (!s.etcd) t.max_clock_skew = Duration::zero();
+  return t;
+}
+
+HolderInfo this_holder(WallTime started) {
+  HolderInfo h;
+  char name[HOST_NAME_MAX + 1] = {};
+  if (::gethostname(name, sizeof name - 1) == 0) h.host = name;
+  if (h.host.empty()) h.host = "localhost";
+  h.pid = ::getpid();
+  h.started = started;
+  return h;
+}
+
+Result<std::optional<std::uint32_t>> region_setting(const std::string& flag, bool given) {
+  std::string text = flag;
+  const char* what = "--region";
+  if (!given) {
+    text = env("SNOWID_REGION");
+    what = "SNOWID_REGION";
+    if (text.empty()) return std::optional<std::uint32_t>();
+  }
+  Result<std::uint64_t> r = parse_number(text, what, 0, UINT32_MAX);
+  if (!r.is_ok()) return r.status();
+  return std::optional<std::uint32_t>(static_cast<std::uint32_t>(r.value()));
+}
+
+}  // namespace snowid::cli
