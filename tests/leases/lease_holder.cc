@@ -12,6 +12,8 @@
 // Usage: lease_holder (--etcd URLS | --state-dir DIR) [--region R] [--host H]
 //          [--ttl-s N] [--renew-ms N] [--stop-ms N] [--quarantine-ms N]
 //          [--skew-ms N] [--every-us N]
+#include <unistd.h>
+
 #include <atomic>
 #include <csignal>
 #include <cstdio>
@@ -20,8 +22,6 @@
 #include <memory>
 #include <string>
 #include <thread>
-
-#include <unistd.h>
 
 #include "snowid/etcd_registry.h"
 #include "snowid/file_registry.h"
@@ -59,17 +59,28 @@ int main(int argc, char** argv) {
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string flag = argv[i];
     const char* v = argv[i + 1];
-    if (flag == "--etcd") etcd = v;
-    else if (flag == "--state-dir") state_dir = v;
-    else if (flag == "--region") region = static_cast<unsigned>(std::atol(v));
-    else if (flag == "--host") host = std::atol(v);
-    else if (flag == "--ttl-s") ttl_s = std::atol(v);
-    else if (flag == "--renew-ms") renew_ms = std::atol(v);
-    else if (flag == "--stop-ms") stop_ms = std::atol(v);
-    else if (flag == "--quarantine-ms") quarantine_ms = std::atol(v);
-    else if (flag == "--skew-ms") skew_ms = std::atol(v);
-    else if (flag == "--every-us") every_us = std::atol(v);
-    else return fail("unknown flag " + flag);
+    if (flag == "--etcd")
+      etcd = v;
+    else if (flag == "--state-dir")
+      state_dir = v;
+    else if (flag == "--region")
+      region = static_cast<unsigned>(std::atol(v));
+    else if (flag == "--host")
+      host = std::atol(v);
+    else if (flag == "--ttl-s")
+      ttl_s = std::atol(v);
+    else if (flag == "--renew-ms")
+      renew_ms = std::atol(v);
+    else if (flag == "--stop-ms")
+      stop_ms = std::atol(v);
+    else if (flag == "--quarantine-ms")
+      quarantine_ms = std::atol(v);
+    else if (flag == "--skew-ms")
+      skew_ms = std::atol(v);
+    else if (flag == "--every-us")
+      every_us = std::atol(v);
+    else
+      return fail("unknown flag " + flag);
   }
   if (etcd.empty() == state_dir.empty()) return fail("give exactly one of --etcd and --state-dir");
 
@@ -109,8 +120,8 @@ int main(int argc, char** argv) {
   opt.reacquire_every = std::chrono::milliseconds(200);
   opt.on_event = [](const std::string& event, const snowid::Status& status) {
     emit("{\"event\":\"lease\",\"what\":\"" + event + "\",\"code\":\"" +
-         std::string(snowid::code_name(status.code())) + "\",\"mono_ns\":" +
-         std::to_string(mono_ns()) + "}");
+         std::string(snowid::code_name(status.code())) +
+         "\",\"mono_ns\":" + std::to_string(mono_ns()) + "}");
   };
 
   std::signal(SIGTERM, on_signal);
@@ -121,19 +132,18 @@ int main(int argc, char** argv) {
     return 1;
   }
   snowid::LeasedGenerator& gen = *created.value();
-  emit("{\"event\":\"acquired\",\"region\":" + std::to_string(gen.worker().region) +
-       ",\"host\":" + std::to_string(gen.worker().host) + ",\"mono_ns\":" +
-       std::to_string(mono_ns()) + "}");
+  emit("{\"event\":\"acquired\",\"region\":" + std::to_string(gen.worker().region) + ",\"host\":" +
+       std::to_string(gen.worker().host) + ",\"mono_ns\":" + std::to_string(mono_ns()) + "}");
 
   bool refusing = false;
   while (!g_stop.load()) {
     const snowid::IdResult r = gen.try_next();
     if (r.ok()) {
       refusing = false;
-      emit("{\"event\":\"id\",\"id\":\"" + std::to_string(r.id) + "\",\"mono_ns\":" +
-           std::to_string(mono_ns()) + "}");
-    } else if (r.code != snowid::Code::kSequenceExhausted &&
-               r.code != snowid::Code::kClockBehind && !refusing) {
+      emit("{\"event\":\"id\",\"id\":\"" + std::to_string(r.id) +
+           "\",\"mono_ns\":" + std::to_string(mono_ns()) + "}");
+    } else if (r.code != snowid::Code::kSequenceExhausted && r.code != snowid::Code::kClockBehind &&
+               !refusing) {
       refusing = true;
       emit("{\"event\":\"refused\",\"code\":\"" + std::string(snowid::code_name(r.code)) +
            "\",\"mono_ns\":" + std::to_string(mono_ns()) + "}");
