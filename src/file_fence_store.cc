@@ -6,6 +6,7 @@
 #include <cstring>
 #include <string>
 
+#include "durable_file.h"
 #include "snowid/fence.h"
 
 namespace snowid {
@@ -17,25 +18,6 @@ std::string errno_text(int err) { return std::strerror(err); }
 
 Status io_error(const std::string& what, const std::string& path, int err) {
   return Status(Code::kUnavailable, what + " " + path + ": " + errno_text(err));
-}
-
-bool write_all(int fd, std::string_view data) {
-  while (!data.empty()) {
-    const ssize_t n = ::write(fd, data.data(), data.size());
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return false;
-    }
-    data.remove_prefix(static_cast<std::size_t>(n));
-  }
-  return true;
-}
-
-std::string dir_of(const std::string& path) {
-  const auto slash = path.find_last_of('/');
-  if (slash == std::string::npos) return ".";
-  if (slash == 0) return "/";
-  return path.substr(0, slash);
 }
 
 class FileFenceStore final : public FenceStore {
@@ -72,31 +54,8 @@ class FileFenceStore final : public FenceStore {
     if (unix_ms(fence) < 0) {
       return Status(Code::kInvalidArgument, "a fence before 1970 cannot be stored");
     }
-    const std::string tmp = path_ + ".tmp";
     const std::string text = std::string(kMagic) + std::to_string(unix_ms(fence)) + "\n";
-    const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0) return io_error("cannot create", tmp, errno);
-    if (!write_all(fd, text) || ::fsync(fd) != 0) {
-      const int err = errno;
-      ::close(fd);
-      ::unlink(tmp.c_str());
-      return io_error("cannot write", tmp, err);
-    }
-    if (::close(fd) != 0) return io_error("cannot close", tmp, errno);
-    if (::rename(tmp.c_str(), path_.c_str()) != 0) {
-      const int err = errno;
-      ::unlink(tmp.c_str());
-      return io_error("cannot rename fence into", path_, err);
-    }
-    // The rename is durable only once the directory entry is.
-    const std::string dir = dir_of(path_);
-    const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dfd < 0) return io_error("cannot open directory", dir, errno);
-    const int rc = ::fsync(dfd);
-    const int err = errno;
-    ::close(dfd);
-    if (rc != 0) return io_error("cannot fsync directory", dir, err);
-    return Status::ok();
+    return internal::write_file_durably(path_, text, 0644);
   }
 
  private:

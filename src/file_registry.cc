@@ -24,6 +24,9 @@
 //
 // Marks are stored in whole milliseconds rounded up: a mark may only be later
 // than the instant it records, never earlier.
+//
+// The records' formats are in file_registry_records.h; the mark and the fence
+// marker are written with write_file_durably() (durable_file.h).
 #include "snowid/file_registry.h"
 
 #include <dirent.h>
@@ -36,7 +39,6 @@
 #include <atomic>
 #include <cerrno>
 #include <cstdint>
-#include <cstring>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -47,26 +49,20 @@
 #include <utility>
 #include <vector>
 
+#include "durable_file.h"
+#include "file_registry_records.h"
+#include "posix_file.h"
+
 namespace snowid {
+namespace internal {
 namespace {
 
-constexpr std::int64_t kNsPerMs = 1'000'000;
-constexpr std::int64_t kMaxUnixMs = INT64_MAX / kNsPerMs;
 constexpr Duration kMaxQuarantine = std::chrono::hours(1);
 constexpr Duration kMaxPollEvery = std::chrono::seconds(1);
 // How long to wait for another process's moment under an id's mark-lock.
 // Longer means that process is stopped or stuck: give up, retryably.
 constexpr Duration kMarkLockWait = std::chrono::seconds(2);
 constexpr Duration kMarkLockRetry = std::chrono::milliseconds(1);
-constexpr std::size_t kMaxFileBytes = 4096;
-
-constexpr std::string_view kMarkMagic = "snowid-mark 1 ";
-constexpr std::string_view kFenceMagic = "snowid-fenced 1 ";
-constexpr std::string_view kHolderMagic = "snowid-holder 1";
-
-Status io_error(Code code, const std::string& what, const std::string& path, int err) {
-  return Status(code, what + " " + path + ": " + std::strerror(err));
-}
 
 std::string id_name(WorkerId w) {
   return "r" + std::to_string(w.region) + "-h" + std::to_string(w.host);
@@ -75,177 +71,17 @@ std::string id_text(WorkerId w) {
   return "worker " + std::to_string(w.region) + "/" + std::to_string(w.host);
 }
 
-std::int64_t ceil_unix_ms(WallTime t) {
-  const std::int64_t ns = t.time_since_epoch().count();
-  const std::int64_t ms = ns / kNsPerMs;
-  return (ns % kNsPerMs > 0) ? ms + 1 : ms;
-}
-
 std::string time_text(WallTime t) { return format_iso8601(t); }
 
-bool write_all(int fd, std::string_view data) {
-  while (!data.empty()) {
-    const ssize_t n = ::write(fd, data.data(), data.size());
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return false;
-    }
-    data.remove_prefix(static_cast<std::size_t>(n));
-  }
-  return true;
-}
-
-// The whole content of a small file; nullopt if it does not exist.
-Result<std::optional<std::string>> read_file(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    if (errno == ENOENT) return std::optional<std::string>();
-    return io_error(Code::kUnavailable, "cannot open", path, errno);
-  }
-  std::string text;
-  char buf[1024];
-  for (;;) {
-    const ssize_t n = ::read(fd, buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      const int err = errno;
-      ::close(fd);
-      return io_error(Code::kUnavailable, "cannot read", path, err);
-    }
-    if (n == 0) break;
-    text.append(buf, static_cast<std::size_t>(n));
-    if (text.size() > kMaxFileBytes) break;  // never a valid record; parsing refuses it
-  }
-  ::close(fd);
-  return std::optional<std::string>(std::move(text));
-}
-
-std::string dir_of(const std::string& path) { return path.substr(0, path.find_last_of('/')); }
-
-Status fsync_dir(const std::string& dir) {
-  const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dfd < 0) return io_error(Code::kUnavailable, "cannot open directory", dir, errno);
-  const int rc = ::fsync(dfd);
-  const int err = errno;
-  ::close(dfd);
-  if (rc != 0) return io_error(Code::kUnavailable, "cannot fsync directory", dir, err);
-  return Status::ok();
-}
-
-// Durably replaces `path` with `text`. Callers hold the id's mark-lock, so
-// one temporary name per file is enough (and a crash leaves at most one).
-Status write_atomically(const std::string& path, std::string_view text) {
-  const std::string tmp = path + ".tmp";
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-  if (fd < 0) return io_error(Code::kUnavailable, "cannot create", tmp, errno);
-  if (!write_all(fd, text) || ::fsync(fd) != 0) {
-    const int err = errno;
-    ::close(fd);
-    ::unlink(tmp.c_str());
-    return io_error(Code::kUnavailable, "cannot write", tmp, err);
-  }
-  if (::close(fd) != 0) return io_error(Code::kUnavailable, "cannot close", tmp, errno);
-  if (::rename(tmp.c_str(), path.c_str()) != 0) {
-    const int err = errno;
-    ::unlink(tmp.c_str());
-    return io_error(Code::kUnavailable, "cannot rename into", path, err);
-  }
-  return fsync_dir(dir_of(path));
-}
-
-Status make_dir(const std::string& path) {
-  if (::mkdir(path.c_str(), 0700) != 0 && errno != EEXIST) {
-    return io_error(Code::kUnavailable, "cannot create directory", path, errno);
-  }
-  struct stat st {};
-  if (::stat(path.c_str(), &st) != 0) {
-    return io_error(Code::kUnavailable, "cannot use directory", path, errno);
-  }
-  if (!S_ISDIR(st.st_mode)) return Status(Code::kUnavailable, path + " is not a directory");
-  return Status::ok();
-}
-
-// Like `mkdir -p`, each new directory with mode 0700.
-Status make_dirs(const std::string& path) {
-  for (std::size_t end = path.find('/', 1); end != std::string::npos;
-       end = path.find('/', end + 1)) {
-    const std::string prefix = path.substr(0, end);
-    if (::mkdir(prefix.c_str(), 0700) != 0 && errno != EEXIST) {
-      return io_error(Code::kUnavailable, "cannot create directory", prefix, errno);
-    }
-  }
-  return make_dir(path);
-}
-
-// A non-negative decimal number of at most 18 digits, the whole of `text`.
-std::optional<std::int64_t> parse_int(std::string_view text) {
-  if (text.empty() || text.size() > 18) return std::nullopt;
-  std::int64_t v = 0;
-  for (char c : text) {
-    if (c < '0' || c > '9') return std::nullopt;
-    v = v * 10 + (c - '0');
-  }
-  return v;
-}
-
-std::optional<std::optional<WallTime>> parse_ms_or_dash(std::string_view text) {
-  if (text == "-") return std::optional<WallTime>();
-  const std::optional<std::int64_t> ms = parse_int(text);
-  if (!ms || *ms > kMaxUnixMs) return std::nullopt;
-  return std::optional<WallTime>(wall_from_unix_ms(*ms));
-}
-
-std::string ms_or_dash(const std::optional<WallTime>& t) {
-  return t ? std::to_string(ceil_unix_ms(*t)) : "-";
-}
+// The mode of the mark and the fence marker. Both are written only under the
+// id's mark-lock, so write_file_durably()'s one temporary name per file is
+// enough (and a crash leaves at most one).
+constexpr mode_t kRecordMode = 0600;
 
 std::optional<WallTime> later(std::optional<WallTime> a, std::optional<WallTime> b) {
   if (!a) return b;
   if (!b) return a;
   return std::max(*a, *b);
-}
-
-// ---- The mark ----
-
-struct Mark {
-  std::optional<WallTime> high_water;
-  std::optional<WallTime> released_at;
-};
-
-std::string format_mark(const Mark& m) {
-  return std::string(kMarkMagic) + "high_water=" + ms_or_dash(m.high_water) +
-         " released_at=" + ms_or_dash(m.released_at) + "\n";
-}
-
-// nullopt: the file does not exist. kDataLoss when it cannot be read: an id
-// whose mark is lost must never be handed out as if it had never been used.
-Result<std::optional<Mark>> read_mark(const std::string& path) {
-  Result<std::optional<std::string>> text = read_file(path);
-  if (!text.is_ok()) return text.status();
-  if (!text.value()) return std::optional<Mark>();
-  auto corrupt = [&](const char* why) {
-    return Status(Code::kDataLoss, "mark file " + path + " is unreadable (" + why +
-                                       "); this worker id stays unused until an operator "
-                                       "restores it, since its ids could otherwise repeat");
-  };
-  std::string_view s = *text.value();
-  if (s.substr(0, kMarkMagic.size()) != kMarkMagic) return corrupt("bad header");
-  s.remove_prefix(kMarkMagic.size());
-  if (s.empty() || s.back() != '\n') return corrupt("truncated");
-  s.remove_suffix(1);
-  const std::size_t space = s.find(' ');
-  if (space == std::string_view::npos) return corrupt("missing field");
-  const std::string_view hw = s.substr(0, space);
-  const std::string_view rel = s.substr(space + 1);
-  constexpr std::string_view kHw = "high_water=";
-  constexpr std::string_view kRel = "released_at=";
-  if (hw.substr(0, kHw.size()) != kHw || rel.substr(0, kRel.size()) != kRel) {
-    return corrupt("bad field");
-  }
-  const auto hw_value = parse_ms_or_dash(hw.substr(kHw.size()));
-  const auto rel_value = parse_ms_or_dash(rel.substr(kRel.size()));
-  if (!hw_value || !rel_value) return corrupt("bad value");
-  return std::optional<Mark>(Mark{*hw_value, *rel_value});
 }
 
 // When the id is free for reuse: its last release or high-water mark, the
@@ -254,111 +90,6 @@ std::optional<WallTime> rests_until(const Mark& m, Duration quarantine) {
   const std::optional<WallTime> last = later(m.high_water, m.released_at);
   if (!last) return std::nullopt;
   return *last + quarantine;
-}
-
-// ---- The fence marker ----
-
-struct FenceMarker {
-  std::string token;
-  WallTime fenced_at{};
-};
-
-std::string format_marker(const FenceMarker& f) {
-  return std::string(kFenceMagic) + f.token + " " + std::to_string(ceil_unix_ms(f.fenced_at)) +
-         "\n";
-}
-
-// nullopt if there is none. An unreadable marker is reported as one naming
-// no token: callers that hold the lease treat it as their own (stopping is
-// safe), others ignore it.
-Result<std::optional<FenceMarker>> read_marker(const std::string& path) {
-  Result<std::optional<std::string>> text = read_file(path);
-  if (!text.is_ok()) return text.status();
-  if (!text.value()) return std::optional<FenceMarker>();
-  std::string_view s = *text.value();
-  FenceMarker marker;
-  if (s.substr(0, kFenceMagic.size()) == kFenceMagic && s.size() > kFenceMagic.size() &&
-      s.back() == '\n') {
-    s.remove_prefix(kFenceMagic.size());
-    s.remove_suffix(1);
-    const std::size_t space = s.find(' ');
-    if (space != std::string_view::npos) {
-      const std::optional<std::int64_t> ms = parse_int(s.substr(space + 1));
-      if (ms && *ms <= kMaxUnixMs && space > 0) {
-        marker.token = std::string(s.substr(0, space));
-        marker.fenced_at = wall_from_unix_ms(*ms);
-      }
-    }
-  }
-  return std::optional<FenceMarker>(std::move(marker));
-}
-
-// ---- The holder text in the lock file ----
-
-struct HolderText {
-  std::string token;
-  HolderInfo info;
-};
-
-// Values stay on their line whatever the caller passed.
-std::string one_line(std::string_view value) {
-  std::string out;
-  for (char c : value) {
-    const auto u = static_cast<unsigned char>(c);
-    out += (u < 0x20 || u == 0x7f) ? '?' : c;
-  }
-  return out;
-}
-
-std::string format_holder(const std::string& token, const HolderInfo& h) {
-  return std::string(kHolderMagic) + "\ntoken=" + token + "\nhost=" + one_line(h.host) +
-         "\npid=" + std::to_string(h.pid) + "\nstarted=" + std::to_string(unix_ms(h.started)) +
-         "\naddress=" + one_line(h.address) + "\nend\n";
-}
-
-// nullopt when the text is not a complete holder record.
-std::optional<HolderText> parse_holder(std::string_view s) {
-  if (s.substr(0, kHolderMagic.size() + 1) != std::string(kHolderMagic) + "\n") return std::nullopt;
-  s.remove_prefix(kHolderMagic.size() + 1);
-  HolderText h;
-  bool ended = false;
-  while (!s.empty() && !ended) {
-    const std::size_t nl = s.find('\n');
-    if (nl == std::string_view::npos) return std::nullopt;
-    const std::string_view line = s.substr(0, nl);
-    s.remove_prefix(nl + 1);
-    if (line == "end") {
-      ended = true;
-      break;
-    }
-    const std::size_t eq = line.find('=');
-    if (eq == std::string_view::npos) return std::nullopt;
-    const std::string_view key = line.substr(0, eq);
-    const std::string_view value = line.substr(eq + 1);
-    if (key == "token") {
-      h.token = std::string(value);
-    } else if (key == "host") {
-      h.info.host = std::string(value);
-    } else if (key == "address") {
-      h.info.address = std::string(value);
-    } else if (key == "pid" || key == "started") {
-      const std::optional<std::int64_t> n = parse_int(value);
-      if (!n) return std::nullopt;
-      if (key == "pid") {
-        h.info.pid = *n;
-      } else {
-        if (*n > kMaxUnixMs) return std::nullopt;
-        h.info.started = wall_from_unix_ms(*n);
-      }
-    }  // unknown keys: written by a later version; ignored
-  }
-  if (!ended || h.token.empty()) return std::nullopt;
-  return h;
-}
-
-std::string holder_text(const std::optional<HolderText>& h) {
-  if (!h) return "an unknown holder";
-  return h->info.host + " pid " + std::to_string(h->info.pid);
 }
 
 // A token no other lease of any process will have: 64 random bits, the
@@ -378,39 +109,6 @@ std::string make_token(WallTime now) {
 }
 
 // ---- Locks ----
-
-// Closes a descriptor (and with it any flock on it) when it goes away.
-class Fd {
- public:
-  Fd() = default;
-  explicit Fd(int fd) noexcept : fd_(fd) {}
-  Fd(Fd&& o) noexcept : fd_(std::exchange(o.fd_, -1)) {}
-  Fd& operator=(Fd&& o) noexcept {
-    reset();
-    fd_ = std::exchange(o.fd_, -1);
-    return *this;
-  }
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  ~Fd() { reset(); }
-  int get() const noexcept { return fd_; }
-  int release() noexcept { return std::exchange(fd_, -1); }
-  void reset() noexcept {
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = -1;
-  }
-
- private:
-  int fd_ = -1;
-};
-
-// True if `fd` is still the file at `path`: nobody removed or replaced it.
-bool same_file(int fd, const std::string& path) {
-  struct stat a {
-  }, b{};
-  if (::fstat(fd, &a) != 0 || ::stat(path.c_str(), &b) != 0) return false;
-  return a.st_dev == b.st_dev && a.st_ino == b.st_ino;
-}
 
 enum class Probe { kFree, kHeld, kNoFile };
 
@@ -436,8 +134,6 @@ struct Paths {
 };
 
 }  // namespace
-
-namespace internal {
 
 class FileRegistry final : public WorkerRegistry {
  public:
@@ -488,6 +184,19 @@ class FileRegistry final : public WorkerRegistry {
   // kLeaseLost (letting go) if the lease is no longer ours; OK otherwise.
   // Requires held.mu and the mark-lock.
   Status check_still_ours_locked(Held& held, const Paths& p, const Fd& mark_lock);
+
+  // A lease of this registry, locked for a change of its records.
+  struct Owned {
+    std::shared_ptr<Held> held;
+    std::unique_lock<std::mutex> held_lock;  // of held->mu
+    Paths paths;
+    Fd mark_lock;
+  };
+  // The lease of `grant` with held->mu and the mark-lock taken, once
+  // check_still_ours_locked() has passed. kLeaseLost if it is not (or no
+  // longer) held; the mark-lock's error if that cannot be had, and the lease
+  // is then still held: the caller may retry.
+  Result<Owned> lock_owned(const LeaseGrant& grant);
 
   const Clock& clock_;
   const FileRegistryOptions options_;
@@ -643,7 +352,7 @@ FileRegistry::Attempt FileRegistry::try_take(WorkerId w, const LeaseRequest& req
   }
   Mark next = previous;
   next.high_water = later(previous.high_water, request.high_water);
-  if (Status s = write_atomically(p.mark, format_mark(next)); !s.is_ok()) {
+  if (Status s = write_file_durably(p.mark, format_mark(next), kRecordMode); !s.is_ok()) {
     a.status = s;
     return a;
   }
@@ -672,7 +381,7 @@ Result<LeaseGrant> FileRegistry::acquire(const LeaseRequest& request) {
       case Outcome::kTaken:
         return a.grant;
       case Outcome::kBusy: {
-        Result<std::optional<std::string>> text = read_file(paths(w).lock);
+        Result<std::optional<std::string>> text = read_small_file(paths(w).lock);
         std::optional<HolderText> holder;
         if (text.is_ok() && text.value()) holder = parse_holder(*text.value());
         return Status(Code::kResourceExhausted, id_text(w) + " is held by " + holder_text(holder));
@@ -754,40 +463,42 @@ Result<LeaseGrant> FileRegistry::acquire(const LeaseRequest& request) {
   return Status(Code::kResourceExhausted, msg);
 }
 
-Status FileRegistry::renew(const LeaseGrant& grant, WallTime high_water) {
-  std::shared_ptr<Held> held = find(grant.token);
-  if (held == nullptr) {
+Result<FileRegistry::Owned> FileRegistry::lock_owned(const LeaseGrant& grant) {
+  Owned o;
+  o.held = find(grant.token);
+  if (o.held == nullptr) {
     return Status(Code::kLeaseLost, id_text(grant.worker) + ": this lease is no longer held");
   }
-  std::lock_guard<std::mutex> lock(held->mu);
-  if (held->fd < 0) {
+  o.held_lock = std::unique_lock<std::mutex>(o.held->mu);
+  if (o.held->fd < 0) {
     return Status(Code::kLeaseLost, id_text(grant.worker) + ": this lease is no longer held");
   }
-  const Paths p = paths(held->worker);
-  Result<Fd> mark_lock = lock_mark(p);
+  o.paths = paths(o.held->worker);
+  Result<Fd> mark_lock = lock_mark(o.paths);
   if (!mark_lock.is_ok()) return mark_lock.status();
-  if (Status s = check_still_ours_locked(*held, p, mark_lock.value()); !s.is_ok()) return s;
+  o.mark_lock = std::move(mark_lock).value();
+  if (Status s = check_still_ours_locked(*o.held, o.paths, o.mark_lock); !s.is_ok()) return s;
+  return o;
+}
+
+Status FileRegistry::renew(const LeaseGrant& grant, WallTime high_water) {
+  Result<Owned> owned = lock_owned(grant);
+  if (!owned.is_ok()) return owned.status();
+  const Held& held = *owned.value().held;
+  const Paths& p = owned.value().paths;
   Result<std::optional<Mark>> mark = read_mark(p.mark);
   if (!mark.is_ok()) return mark.status();
   Mark next = mark.value().value_or(Mark{});
   // The previous holders' mark too, in case the file was removed under us.
-  next.high_water = later(later(next.high_water, held->previous_high_water), high_water);
-  return write_atomically(p.mark, format_mark(next));
+  next.high_water = later(later(next.high_water, held.previous_high_water), high_water);
+  return write_file_durably(p.mark, format_mark(next), kRecordMode);
 }
 
 Status FileRegistry::release(const LeaseGrant& grant, WallTime high_water) {
-  std::shared_ptr<Held> held = find(grant.token);
-  if (held == nullptr) {
-    return Status(Code::kLeaseLost, id_text(grant.worker) + ": this lease is no longer held");
-  }
-  std::lock_guard<std::mutex> lock(held->mu);
-  if (held->fd < 0) {
-    return Status(Code::kLeaseLost, id_text(grant.worker) + ": this lease is no longer held");
-  }
-  const Paths p = paths(held->worker);
-  Result<Fd> mark_lock = lock_mark(p);
-  if (!mark_lock.is_ok()) return mark_lock.status();  // still held: the caller may retry
-  if (Status s = check_still_ours_locked(*held, p, mark_lock.value()); !s.is_ok()) return s;
+  Result<Owned> owned = lock_owned(grant);
+  if (!owned.is_ok()) return owned.status();
+  Held& held = *owned.value().held;
+  const Paths& p = owned.value().paths;
   Result<std::optional<Mark>> mark = read_mark(p.mark);
   Status result;
   if (!mark.is_ok()) {
@@ -797,10 +508,10 @@ Status FileRegistry::release(const LeaseGrant& grant, WallTime high_water) {
     // The holder has stopped, and `high_water` is the exact last instant it
     // issued in: its renewals' caps (later) no longer matter.
     Mark next;
-    next.high_water = later(held->previous_high_water, high_water);
+    next.high_water = later(held.previous_high_water, high_water);
     next.released_at =
         later(mark.value() ? mark.value()->released_at : std::nullopt, clock_.wall_now());
-    result = write_atomically(p.mark, format_mark(next));
+    result = write_file_durably(p.mark, format_mark(next), kRecordMode);
     if (!result.is_ok()) {
       // The mark on disk holds the last renewal's cap, which is later than
       // anything issued: freeing the id is still safe.
@@ -808,7 +519,7 @@ Status FileRegistry::release(const LeaseGrant& grant, WallTime high_water) {
                                          "renewed high-water mark)");
     }
   }
-  let_go_locked(*held, &mark_lock.value());
+  let_go_locked(held, &owned.value().mark_lock);
   return result;
 }
 
@@ -878,7 +589,7 @@ Result<std::vector<WorkerRecord>> FileRegistry::list(std::optional<std::uint32_t
     Result<Probe> probe = probe_lock(p.lock);
     if (!probe.is_ok()) return probe.status();
     if (probe.value() == Probe::kHeld) {
-      Result<std::optional<std::string>> text = read_file(p.lock);
+      Result<std::optional<std::string>> text = read_small_file(p.lock);
       if (!text.is_ok()) return text.status();
       std::optional<HolderText> holder;
       if (text.value()) holder = parse_holder(*text.value());
@@ -918,7 +629,7 @@ Status FileRegistry::fence(WorkerId worker) {
   if (probe.value() != Probe::kHeld) {
     return Status(Code::kNotFound, id_text(worker) + " is not held");
   }
-  Result<std::optional<std::string>> text = read_file(p.lock);
+  Result<std::optional<std::string>> text = read_small_file(p.lock);
   if (!text.is_ok()) return text.status();
   const std::optional<HolderText> holder =
       text.value() ? parse_holder(*text.value()) : std::nullopt;
@@ -934,7 +645,8 @@ Status FileRegistry::fence(WorkerId worker) {
                                        holder_text(holder) + " has not let go of it yet");
   }
   const WallTime now = clock_.wall_now();
-  if (Status s = write_atomically(p.fence, format_marker({holder->token, now})); !s.is_ok()) {
+  if (Status s = write_file_durably(p.fence, format_marker({holder->token, now}), kRecordMode);
+      !s.is_ok()) {
     return s;
   }
   // The holder is stopped now; the release time starts the quarantine.
@@ -945,7 +657,7 @@ Status FileRegistry::fence(WorkerId worker) {
   }
   Mark next = mark.value().value_or(Mark{});
   next.released_at = later(next.released_at, now);
-  if (Status s = write_atomically(p.mark, format_mark(next)); !s.is_ok()) {
+  if (Status s = write_file_durably(p.mark, format_mark(next), kRecordMode); !s.is_ok()) {
     return Status(s.code(), "fenced, but could not record the release time: " + s.message());
   }
   return Status::ok();
@@ -962,15 +674,15 @@ Result<std::unique_ptr<WorkerRegistry>> make_file_registry(const Clock& clock,
     return Status(Code::kInvalidArgument,
                   "layout " + options.layout.name() + " cannot generate ids");
   }
-  if (options.quarantine < Duration::zero() || options.quarantine > kMaxQuarantine) {
+  if (options.quarantine < Duration::zero() || options.quarantine > internal::kMaxQuarantine) {
     return Status(Code::kInvalidArgument, "quarantine must be between 0 and 1 hour");
   }
-  if (options.poll_every <= Duration::zero() || options.poll_every > kMaxPollEvery) {
+  if (options.poll_every <= Duration::zero() || options.poll_every > internal::kMaxPollEvery) {
     return Status(Code::kInvalidArgument, "poll_every must be more than 0 and at most 1 s");
   }
   while (options.dir.size() > 1 && options.dir.back() == '/') options.dir.pop_back();
-  if (Status s = make_dirs(options.dir); !s.is_ok()) return s;
-  if (Status s = make_dir(options.dir + "/workers"); !s.is_ok()) return s;
+  if (Status s = internal::make_dirs(options.dir); !s.is_ok()) return s;
+  if (Status s = internal::make_dir(options.dir + "/workers"); !s.is_ok()) return s;
   return std::unique_ptr<WorkerRegistry>(
       std::make_unique<internal::FileRegistry>(clock, std::move(options)));
 }

@@ -25,6 +25,7 @@
 #include <thread>
 #include <vector>
 
+#include "lease_test_support.h"
 #include "snowid/testing/simulated_clock.h"
 
 namespace snowid {
@@ -39,17 +40,7 @@ using testing::SimulatedClock;
 const WallTime kStart = wall_from_unix_ms(1772323200000);
 
 // 4 regions of 8 hosts: small enough to fill.
-Layout small_layout() {
-  LayoutSpec spec;
-  spec.name = "small";
-  spec.fields = {{"time", FieldRole::kTime, 41},
-                 {"region", FieldRole::kRegion, 2},
-                 {"host", FieldRole::kHost, 3},
-                 {"sequence", FieldRole::kSequence, 17}};
-  Result<Layout> layout = Layout::create(spec);
-  EXPECT_TRUE(layout.is_ok()) << layout.status().to_string();
-  return layout.value();
-}
+Layout small_layout() { return test_support::worker_block_layout("small", 2, 3); }
 
 class FileRegistryTest : public ::testing::Test {
  protected:

@@ -25,7 +25,7 @@ namespace {
 
 using namespace std::chrono_literals;
 using test_support::make_generator;
-using test_support::small_sequence_layout;
+using test_support::small_options;
 using test_support::test_start;
 using test_support::ticks_of;
 using testing::SimulatedClock;
@@ -148,14 +148,6 @@ TEST(LeaseGuard, ExtensionsRacingWithTheLossNeverRevivePermission) {
 
 // ---------------------------------------------------------------------------
 // A generator with a lease.
-
-GeneratorOptions small_options() {
-  GeneratorOptions o;
-  o.layout = small_sequence_layout();
-  o.worker = {0, 77};
-  o.random_start_bound = 0;
-  return o;
-}
 
 GeneratorOptions leased(std::shared_ptr<const LeaseGuard> guard) {
   GeneratorOptions o = small_options();
@@ -421,16 +413,10 @@ TEST(WaitUntil, AnInstantInsideATickWaitsForTheNextTick) {
 }
 
 TEST(WaitUntil, TenMillisecondTicksStartAtOrAfterIt) {
-  LayoutSpec spec;
-  spec.name = "ten_ms";
-  spec.unit_ms = 10;
-  spec.fields = {{"time", FieldRole::kTime, 39},
-                 {"host", FieldRole::kHost, 16},
-                 {"sequence", FieldRole::kSequence, 8}};
   SimulatedClock clock(test_start());
   clock.set_auto_advance(true);
   GeneratorOptions o;
-  o.layout = Layout::create(spec).value();
+  o.layout = test_support::ten_ms_layout();
   const WallTime until = clock.wall_now() + 3ms;
   o.wait_until = until;
   auto g = make_generator(clock, o);
@@ -492,16 +478,7 @@ TEST(WaitUntil, StoppedWallClockEndsTheWaitWithinMaxWait) {
   o.max_wait = 20ms;
   o.wait_until = clock.wall_now() + 5ms;
   auto g = make_generator(clock, o);
-  std::atomic<bool> done{false};
-  std::thread ticker([&] {
-    while (!done.load()) {  // the monotonic clock runs; the wall clock stays
-      clock.advance_monotonic(1ms);
-      std::this_thread::sleep_for(100us);
-    }
-  });
-  const IdResult r = g->next();
-  done.store(true);
-  ticker.join();
+  const IdResult r = test_support::while_wall_clock_stopped(clock, [&] { return g->next(); });
   EXPECT_EQ(r.code, Code::kClockBehind);
   EXPECT_EQ(g->stats().waits_gave_up, 1u);
 }

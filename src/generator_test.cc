@@ -3,7 +3,6 @@
 #include <gtest/gtest.h>
 
 #include <set>
-#include <thread>
 #include <vector>
 
 #include "generator_test_support.h"
@@ -15,18 +14,10 @@ namespace {
 using namespace std::chrono_literals;
 using test_support::make_generator;
 using test_support::sequence_of;
-using test_support::small_sequence_layout;
+using test_support::small_options;
 using test_support::test_start;
 using test_support::ticks_of;
 using testing::SimulatedClock;
-
-GeneratorOptions small_options() {
-  GeneratorOptions o;
-  o.layout = small_sequence_layout();
-  o.worker = {0, 77};
-  o.random_start_bound = 0;
-  return o;
-}
 
 TEST(Generator, IssuesIncreasingUniqueIdsThatDecodeToItsWorkerAndTime) {
   SimulatedClock clock(test_start());
@@ -417,17 +408,7 @@ TEST(Generator, StoppedWallClockEndsTheWaitAfterMaxWait) {
   o.max_wait = 20ms;
   auto g = make_generator(clock, o);
   for (int i = 0; i < 16; ++i) ASSERT_TRUE(g->try_next().ok());
-  std::atomic<bool> done{false};
-  std::thread ticker([&] {
-    // The monotonic clock runs; the wall clock stays where it is.
-    while (!done.load()) {
-      clock.advance_monotonic(1ms);
-      std::this_thread::sleep_for(100us);
-    }
-  });
-  const IdResult r = g->next();
-  done.store(true);
-  ticker.join();
+  const IdResult r = test_support::while_wall_clock_stopped(clock, [&] { return g->next(); });
   EXPECT_EQ(r.code, Code::kSequenceExhausted);
   EXPECT_EQ(g->stats().waits_gave_up, 1u);
 }
@@ -443,15 +424,9 @@ TEST(Generator, CloseStopsIssuing) {
 }
 
 TEST(Generator, TenMillisecondUnitsCountTicksOfTenMilliseconds) {
-  LayoutSpec spec;
-  spec.name = "ten_ms";
-  spec.unit_ms = 10;
-  spec.fields = {{"time", FieldRole::kTime, 39},
-                 {"host", FieldRole::kHost, 16},
-                 {"sequence", FieldRole::kSequence, 8}};
   SimulatedClock clock(test_start());
   GeneratorOptions o;
-  o.layout = Layout::create(spec).value();
+  o.layout = test_support::ten_ms_layout();
   o.random_start_bound = 0;
   auto g = make_generator(clock, o);
   const IdResult a = g->try_next();

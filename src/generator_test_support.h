@@ -1,10 +1,13 @@
 // Shared set-up for the generator tests: a simulated clock at a known instant
-// and layouts that make exhaustion easy to reach.
+// and layouts that make exhaustion easy to reach, options on them, and a
+// wall clock that stands still while the monotonic clock runs.
 #pragma once
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <memory>
+#include <thread>
 
 #include "snowid/generator.h"
 #include "snowid/testing/simulated_clock.h"
@@ -26,6 +29,27 @@ inline Layout small_sequence_layout() {
   return Layout::create(std::move(spec)).value();
 }
 
+// 10 ms ticks: time 39 · host 16 · sequence 8.
+inline Layout ten_ms_layout() {
+  LayoutSpec spec;
+  spec.name = "ten_ms";
+  spec.unit_ms = 10;
+  spec.fields = {{"time", FieldRole::kTime, 39},
+                 {"host", FieldRole::kHost, 16},
+                 {"sequence", FieldRole::kSequence, 8}};
+  return Layout::create(std::move(spec)).value();
+}
+
+// The small-sequence layout, worker 0/77, and no random start: ids are
+// predictable.
+inline GeneratorOptions small_options() {
+  GeneratorOptions o;
+  o.layout = small_sequence_layout();
+  o.worker = {0, 77};
+  o.random_start_bound = 0;
+  return o;
+}
+
 inline std::unique_ptr<Generator> make_generator(const Clock& clock, GeneratorOptions options) {
   auto g = Generator::create(clock, std::move(options));
   EXPECT_TRUE(g.is_ok()) << g.status().to_string();
@@ -36,6 +60,23 @@ inline std::unique_ptr<Generator> make_generator(const Clock& clock, GeneratorOp
 // A single id as a batch of one, so tests can treat next() and reserve() alike.
 inline IdBatch as_batch(const IdResult& r) {
   return IdBatch{r.id, r.ok() ? 1u : 0u, r.code, r.retry_after};
+}
+
+// Returns call() as made while the wall clock stands still and the monotonic
+// clock runs (another thread advances it 1 ms every 100 us of real time).
+template <typename F>
+auto while_wall_clock_stopped(testing::SimulatedClock& clock, F call) {
+  std::atomic<bool> done{false};
+  std::thread ticker([&] {
+    while (!done.load()) {
+      clock.advance_monotonic(1ms);
+      std::this_thread::sleep_for(100us);
+    }
+  });
+  auto result = call();
+  done.store(true);
+  ticker.join();
+  return result;
 }
 
 inline std::int64_t ticks_of(const Layout& layout, std::uint64_t id) {

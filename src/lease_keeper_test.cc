@@ -14,6 +14,7 @@
 #include <thread>
 #include <vector>
 
+#include "lease_test_support.h"
 #include "snowid/testing/memory_registry.h"
 #include "snowid/testing/simulated_clock.h"
 
@@ -21,24 +22,12 @@ namespace snowid {
 namespace {
 
 using namespace std::chrono_literals;
+using test_support::eventually;
+using test_support::lease_test_start;
 using testing::MemoryRegistry;
 using testing::SimulatedClock;
 
-// 2026-06-01T00:00:00Z.
-WallTime test_start() { return wall_from_unix_ms(1780272000000); }
-
 std::int64_t ns(WallTime t) { return t.time_since_epoch().count(); }
-
-// Polls `done` on real time: for the tests that involve the keeper's threads.
-template <typename F>
-bool eventually(F done, Duration limit = 5s) {
-  const auto give_up = std::chrono::steady_clock::now() + limit;
-  while (!done()) {
-    if (std::chrono::steady_clock::now() > give_up) return false;
-    std::this_thread::sleep_for(1ms);
-  }
-  return true;
-}
 
 // Records every on_state call.
 struct StateLog {
@@ -57,10 +46,8 @@ struct StateLog {
   }
 };
 
-class LeaseKeeperTest : public ::testing::Test {
+class LeaseKeeperTest : public test_support::MemoryRegistryFixture {
  protected:
-  SimulatedClock clock{test_start()};
-  MemoryRegistry registry{clock, Layout::snowid_default(), 5s};
   StateLog log;
 
   LeaseKeeperOptions options() {
@@ -587,23 +574,17 @@ TEST_F(LeaseKeeperTest, DestroyingAKeeperDoesNotReleaseItsId) {
 // tests above do not already pin.
 class MemoryRegistryTest : public ::testing::Test {
  protected:
-  SimulatedClock clock{test_start()};
+  SimulatedClock clock{lease_test_start()};
 
   static LeaseRequest request(std::optional<std::uint32_t> host = std::nullopt) {
     LeaseRequest r;
     r.region = 0;
     r.host = host;
-    r.high_water = test_start() + 8s;
+    r.high_water = lease_test_start() + 8s;
     return r;
   }
   static Layout tiny_layout() {  // 4 hosts in each of 2 regions
-    LayoutSpec spec;
-    spec.name = "tiny";
-    spec.fields = {{"time", FieldRole::kTime, 41},
-                   {"region", FieldRole::kRegion, 1},
-                   {"host", FieldRole::kHost, 2},
-                   {"sequence", FieldRole::kSequence, 19}};
-    return Layout::create(std::move(spec)).value();
+    return test_support::worker_block_layout("tiny", 1, 2);
   }
 };
 
@@ -645,22 +626,22 @@ TEST_F(MemoryRegistryTest, ExpiredLeaseIsNotHeldKeepsItsMarkAndIsQuarantinedFrom
   auto g = registry.acquire(request(2));
   ASSERT_TRUE(g.is_ok());
   clock.advance(9s);
-  ASSERT_TRUE(registry.renew(g.value(), test_start() + 17s).is_ok());
+  ASSERT_TRUE(registry.renew(g.value(), lease_test_start() + 17s).is_ok());
   clock.advance(9999ms);
   EXPECT_TRUE(registry.held({0, 2})) << "ttl counts from the last renewal";
   clock.advance(1ms);
   EXPECT_FALSE(registry.held({0, 2}));
-  EXPECT_EQ(registry.renew(g.value(), test_start() + 30s).code(), Code::kLeaseLost);
+  EXPECT_EQ(registry.renew(g.value(), lease_test_start() + 30s).code(), Code::kLeaseLost);
   auto rec = registry.record({0, 2});
-  EXPECT_EQ(rec->high_water, test_start() + 17s);
+  EXPECT_EQ(rec->high_water, lease_test_start() + 17s);
   EXPECT_FALSE(rec->released_at.has_value());
-  EXPECT_EQ(rec->quarantined_until, test_start() + 22s);
-  clock.set_wall(test_start() + 22s - 1ns);
+  EXPECT_EQ(rec->quarantined_until, lease_test_start() + 22s);
+  clock.set_wall(lease_test_start() + 22s - 1ns);
   EXPECT_EQ(registry.acquire(request(2)).status().code(), Code::kResourceExhausted);
-  clock.set_wall(test_start() + 22s);
+  clock.set_wall(lease_test_start() + 22s);
   auto again = registry.acquire(request(2));
   ASSERT_TRUE(again.is_ok());
-  EXPECT_EQ(again.value().previous_high_water, test_start() + 17s);
+  EXPECT_EQ(again.value().previous_high_water, lease_test_start() + 17s);
   EXPECT_NE(again.value().token, g.value().token);
 }
 
@@ -668,24 +649,25 @@ TEST_F(MemoryRegistryTest, MarksOnlyGrowOnAcquireAndRenew) {
   MemoryRegistry registry(clock, tiny_layout(), 1s);
   auto g = registry.acquire(request(1));
   ASSERT_TRUE(g.is_ok());
-  ASSERT_TRUE(registry.renew(g.value(), test_start() + 1s).is_ok());
-  EXPECT_EQ(registry.record({0, 1})->high_water, test_start() + 8s);
+  ASSERT_TRUE(registry.renew(g.value(), lease_test_start() + 1s).is_ok());
+  EXPECT_EQ(registry.record({0, 1})->high_water, lease_test_start() + 8s);
 }
 
 TEST_F(MemoryRegistryTest, ReleaseRecordsTheGivenMarkButNeverLessThanThePreviousHolders) {
   MemoryRegistry registry(clock, tiny_layout(), 1s);
   auto first = registry.acquire(request(1));
   ASSERT_TRUE(first.is_ok());
-  ASSERT_TRUE(registry.release(first.value(), test_start() + 2s).is_ok());
-  EXPECT_EQ(registry.record({0, 1})->high_water, test_start() + 2s) << "lower than its 8 s mark";
+  ASSERT_TRUE(registry.release(first.value(), lease_test_start() + 2s).is_ok());
+  EXPECT_EQ(registry.record({0, 1})->high_water, lease_test_start() + 2s)
+      << "lower than its 8 s mark";
   clock.advance(10s);
   LeaseRequest again = request(1);
   again.high_water = clock.wall_now() + 8s;
   auto second = registry.acquire(again);
   ASSERT_TRUE(second.is_ok());
-  EXPECT_EQ(second.value().previous_high_water, test_start() + 2s);
-  ASSERT_TRUE(registry.release(second.value(), test_start() + 1s).is_ok());
-  EXPECT_EQ(registry.record({0, 1})->high_water, test_start() + 2s);
+  EXPECT_EQ(second.value().previous_high_water, lease_test_start() + 2s);
+  ASSERT_TRUE(registry.release(second.value(), lease_test_start() + 1s).is_ok());
+  EXPECT_EQ(registry.record({0, 1})->high_water, lease_test_start() + 2s);
 }
 
 TEST_F(MemoryRegistryTest, FenceRevokesKeepsTheMarkAndWakesWaiters) {
@@ -702,10 +684,10 @@ TEST_F(MemoryRegistryTest, FenceRevokesKeepsTheMarkAndWakesWaiters) {
   ASSERT_TRUE(lost.is_ok());
   EXPECT_TRUE(lost.value());
   const auto rec = registry.record({0, 3});
-  EXPECT_EQ(rec->high_water, test_start() + 8s);
+  EXPECT_EQ(rec->high_water, lease_test_start() + 8s);
   EXPECT_EQ(rec->released_at, clock.wall_now());
   EXPECT_EQ(registry.fence({0, 3}).code(), Code::kNotFound);
-  EXPECT_EQ(registry.release(g.value(), test_start()).code(), Code::kLeaseLost);
+  EXPECT_EQ(registry.release(g.value(), lease_test_start()).code(), Code::kLeaseLost);
 }
 
 TEST_F(MemoryRegistryTest, UnavailableChangesNothing) {
@@ -714,13 +696,13 @@ TEST_F(MemoryRegistryTest, UnavailableChangesNothing) {
   ASSERT_TRUE(g.is_ok());
   registry.set_unavailable(true);
   EXPECT_EQ(registry.acquire(request()).status().code(), Code::kUnavailable);
-  EXPECT_EQ(registry.renew(g.value(), test_start() + 20s).code(), Code::kUnavailable);
-  EXPECT_EQ(registry.release(g.value(), test_start()).code(), Code::kUnavailable);
+  EXPECT_EQ(registry.renew(g.value(), lease_test_start() + 20s).code(), Code::kUnavailable);
+  EXPECT_EQ(registry.release(g.value(), lease_test_start()).code(), Code::kUnavailable);
   EXPECT_EQ(registry.fence({0, 0}).code(), Code::kUnavailable);
   EXPECT_EQ(registry.wait_lost(g.value(), 1s).status().code(), Code::kUnavailable);
   EXPECT_EQ(registry.list(std::nullopt).status().code(), Code::kUnavailable);
   EXPECT_TRUE(registry.held({0, 0}));
-  EXPECT_EQ(registry.record({0, 0})->high_water, test_start() + 8s);
+  EXPECT_EQ(registry.record({0, 0})->high_water, lease_test_start() + 8s);
   EXPECT_EQ(registry.acquires(), 1u);
   EXPECT_EQ(registry.renewals(), 0u);
 }

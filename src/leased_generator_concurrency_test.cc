@@ -9,6 +9,7 @@
 #include <thread>
 #include <vector>
 
+#include "lease_test_support.h"
 #include "snowid/lease_keeper.h"
 #include "snowid/leased_generator.h"
 #include "snowid/testing/memory_registry.h"
@@ -21,15 +22,7 @@ using testing::MemoryRegistry;
 
 // 8 workers per region, so fenced ids come back into use during the test and
 // the high-water rules are what keeps their successors apart.
-Layout eight_worker_layout() {
-  LayoutSpec spec;
-  spec.name = "eight_workers";
-  spec.fields = {{"time", FieldRole::kTime, 41},
-                 {"region", FieldRole::kRegion, 2},
-                 {"host", FieldRole::kHost, 3},
-                 {"sequence", FieldRole::kSequence, 17}};
-  return Layout::create(std::move(spec)).value();
-}
+Layout eight_worker_layout() { return test_support::worker_block_layout("eight_workers", 2, 3); }
 
 // An id with the global stamps taken just before the call and just after it
 // returned: a total order of calls, fences and acquisitions.

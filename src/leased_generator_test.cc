@@ -14,6 +14,7 @@
 #include <thread>
 #include <vector>
 
+#include "lease_test_support.h"
 #include "snowid/lease_keeper.h"
 #include "snowid/testing/memory_registry.h"
 #include "snowid/testing/simulated_clock.h"
@@ -22,21 +23,8 @@ namespace snowid {
 namespace {
 
 using namespace std::chrono_literals;
+using test_support::eventually;
 using testing::MemoryRegistry;
-using testing::SimulatedClock;
-
-// 2026-06-01T00:00:00Z.
-WallTime test_start() { return wall_from_unix_ms(1780272000000); }
-
-template <typename F>
-bool eventually(F done, Duration limit = 10s) {
-  const auto give_up = std::chrono::steady_clock::now() + limit;
-  while (!done()) {
-    if (std::chrono::steady_clock::now() > give_up) return false;
-    std::this_thread::sleep_for(1ms);
-  }
-  return true;
-}
 
 struct Decoded {
   WorkerId worker;
@@ -86,10 +74,8 @@ std::string worker_text(WorkerId w) {
   return std::to_string(w.region) + "/" + std::to_string(w.host);
 }
 
-class LeasedGeneratorTest : public ::testing::Test {
+class LeasedGeneratorTest : public test_support::MemoryRegistryFixture {
  protected:
-  SimulatedClock clock{test_start()};
-  MemoryRegistry registry{clock, Layout::snowid_default(), 5s};
   EventLog log;
 
   LeasedGeneratorOptions options() {
@@ -140,13 +126,7 @@ TEST_F(LeasedGeneratorTest, CreateAcquiresAnIdInTheRegionAndIssuesOnIt) {
 // Two ids per region; another process holds the second one, so the fenced
 // holder's first attempt at a fresh id fails and its refusals can be seen.
 TEST_F(LeasedGeneratorTest, FenceRefusesAtOnceThenAFreshIdIsAcquiredAndIssuingResumes) {
-  LayoutSpec spec;
-  spec.name = "two_hosts";
-  spec.fields = {{"time", FieldRole::kTime, 41},
-                 {"region", FieldRole::kRegion, 2},
-                 {"host", FieldRole::kHost, 1},
-                 {"sequence", FieldRole::kSequence, 19}};
-  const Layout layout = Layout::create(std::move(spec)).value();
+  const Layout layout = test_support::worker_block_layout("two_hosts", 2, 1);
   MemoryRegistry two(clock, layout, 5s);
   LeaseKeeperOptions other_options;
   other_options.region = 2;

@@ -1,0 +1,88 @@
+#include "durable_file.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <utility>
+
+#include "posix_file.h"
+
+namespace snowid::internal {
+namespace {
+
+bool write_all(int fd, std::string_view data) {
+  while (!data.empty()) {
+    const ssize_t n = ::write(fd, data.data(), data.size());
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return false;
+    }
+    data.remove_prefix(static_cast<std::size_t>(n));
+  }
+  return true;
+}
+
+std::string dir_of(const std::string& path) {
+  const auto slash = path.find_last_of('/');
+  if (slash == std::string::npos) return ".";
+  if (slash == 0) return "/";
+  return path.substr(0, slash);
+}
+
+Status fsync_dir(const std::string& dir) {
+  const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dfd < 0) return io_error(Code::kUnavailable, "cannot open directory", dir, errno);
+  const int rc = ::fsync(dfd);
+  const int err = errno;
+  ::close(dfd);
+  if (rc != 0) return io_error(Code::kUnavailable, "cannot fsync directory", dir, err);
+  return Status::ok();
+}
+
+}  // namespace
+
+Result<std::optional<std::string>> read_small_file(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    if (errno == ENOENT) return std::optional<std::string>();
+    return io_error(Code::kUnavailable, "cannot open", path, errno);
+  }
+  std::string text;
+  char buf[1024];
+  for (;;) {
+    const ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      const int err = errno;
+      ::close(fd);
+      return io_error(Code::kUnavailable, "cannot read", path, err);
+    }
+    if (n == 0) break;
+    text.append(buf, static_cast<std::size_t>(n));
+    if (text.size() > kMaxSmallFileBytes) break;  // never a valid record; parsing refuses it
+  }
+  ::close(fd);
+  return std::optional<std::string>(std::move(text));
+}
+
+Status write_file_durably(const std::string& path, std::string_view text, mode_t mode) {
+  const std::string tmp = path + ".tmp";
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
+  if (fd < 0) return io_error(Code::kUnavailable, "cannot create", tmp, errno);
+  if (!write_all(fd, text) || ::fsync(fd) != 0) {
+    const int err = errno;
+    ::close(fd);
+    ::unlink(tmp.c_str());
+    return io_error(Code::kUnavailable, "cannot write", tmp, err);
+  }
+  if (::close(fd) != 0) return io_error(Code::kUnavailable, "cannot close", tmp, errno);
+  if (::rename(tmp.c_str(), path.c_str()) != 0) {
+    const int err = errno;
+    ::unlink(tmp.c_str());
+    return io_error(Code::kUnavailable, "cannot rename into", path, err);
+  }
+  return fsync_dir(dir_of(path));
+}
+
+}  // namespace snowid::internal
