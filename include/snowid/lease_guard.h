@@ -4,7 +4,8 @@
 // A generator with a guard issues an id only if both hold:
 // - the monotonic clock is before the stop deadline (send time of the last
 //   successful renewal plus stop_after), so a stalled renewal thread or a
-//   paused process stops issuing by itself;
+//   paused process stops issuing by itself (the generator reads the coarse
+//   monotonic clock, so this may be up to one kernel tick late);
 // - the id's time is at or before the high-water mark already recorded in the
 //   registry, so an id issued late (a thread preempted across its deadline)
 //   still cannot collide with a later holder of the same worker id.

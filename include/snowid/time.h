@@ -32,6 +32,11 @@ class Clock {
   virtual ~Clock() = default;
   virtual WallTime wall_now() const noexcept = 0;
   virtual MonoTime mono_now() const noexcept = 0;
+  // The same monotonic clock read cheaply: it may lag mono_now() by up to
+  // the kernel's tick (4 ms where HZ is 250), and is never ahead of it. For
+  // deadline checks on hot paths, where a few milliseconds late is harmless.
+  // Defaults to mono_now().
+  virtual MonoTime mono_coarse_now() const noexcept { return mono_now(); }
   // Called by a caller that must wait about `hint` before the wall clock can
   // satisfy it. The clock decides how: SystemClock spins for short hints and
   // sleeps for long ones; a simulated clock may advance itself. May return
