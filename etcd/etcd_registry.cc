@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <exception>
 #include <map>
 #include <mutex>
@@ -40,6 +41,12 @@ namespace {
 constexpr int kAcquireRounds = 64;
 // Rounds of compare-and-set on a mark before renew, release or fence give up.
 constexpr int kMarkRounds = 16;
+// abandon() waits at most this long (or request_timeout, if shorter) for
+// each member: it runs on a holder's way out and must not hold it up.
+constexpr auto kAbandonTimeout = std::chrono::milliseconds(500);
+// wait_lost() pauses this long after a whole round of members failed to keep
+// a watch, so that a cluster that is down is not hammered.
+constexpr auto kBrokenRoundPause = std::chrono::milliseconds(100);
 
 std::string worker_text(WorkerId w) {
   return std::to_string(w.region) + "/" + std::to_string(w.host);
@@ -112,12 +119,30 @@ class EtcdRegistry final : public WorkerRegistry {
   Status release(const LeaseGrant& grant, WallTime high_water) override {
     return guarded<Status>([&] { return release_impl(grant, high_water); });
   }
+  // Revokes the lease and nothing else: etcd deletes the holder key with
+  // it, and the mark stays as last written. One pass over the members with
+  // a short timeout; every failure is swallowed (the lease then expires
+  // after its TTL, as it would have anyway).
+  void abandon(const LeaseGrant& grant) noexcept override {
+    try {
+      const Result<GrantToken> token = decode_token(grant.token);
+      if (!token.is_ok()) return;
+      GatewayClient::CallOptions brief;
+      brief.timeout = std::min<Duration>(options_.request_timeout, kAbandonTimeout);
+      (void)client_.call("/v3/lease/revoke", lease_id_body(token->lease), brief);
+    } catch (...) {
+      // Best effort: nothing to report and nowhere to report it.
+    }
+  }
   Result<bool> wait_lost(const LeaseGrant& grant, Duration timeout) override {
     return guarded<Result<bool>>([&] { return wait_lost_impl(grant, timeout); });
   }
   void wake_waiters() noexcept override {
-    std::lock_guard<std::mutex> lock(waiters_mu_);
-    for (std::atomic<bool>* w : waiters_) w->store(true);
+    {
+      std::lock_guard<std::mutex> lock(waiters_mu_);
+      for (std::atomic<bool>* w : waiters_) w->store(true);
+    }
+    waiters_cv_.notify_all();
   }
   Result<std::vector<WorkerRecord>> list(std::optional<std::uint32_t> region) override {
     return guarded<Result<std::vector<WorkerRecord>>>([&] { return list_impl(region); });
@@ -202,9 +227,11 @@ class EtcdRegistry final : public WorkerRegistry {
   std::mutex rng_mu_;
   std::mt19937_64 rng_;  // guarded by rng_mu_
   std::atomic<bool> closing_{false};
-  // The cancel flags of the wait_lost() calls in progress.
+  // The cancel flags of the wait_lost() calls in progress, and what their
+  // pauses between broken streams wait on.
   std::mutex waiters_mu_;
   std::set<std::atomic<bool>*> waiters_;  // guarded by waiters_mu_
+  std::condition_variable waiters_cv_;
 
   // Registers a wait_lost() call's cancel flag for as long as it lives.
   class Waiter {
@@ -220,6 +247,11 @@ class EtcdRegistry final : public WorkerRegistry {
     }
     Waiter(const Waiter&) = delete;
     Waiter& operator=(const Waiter&) = delete;
+    // Sleeps for `d`, or until woken if that comes first.
+    void pause(Duration d) {
+      std::unique_lock<std::mutex> lock(r_.waiters_mu_);
+      r_.waiters_cv_.wait_for(lock, d, [this] { return woken.load(); });
+    }
     std::atomic<bool> woken{false};
 
    private:
@@ -479,9 +511,17 @@ Status EtcdRegistry::release_impl(const LeaseGrant& grant, WallTime high_water) 
   const std::string mark_key = keys_.mark(token->worker);
   Result<std::optional<KeyValue>> mark = get(mark_key);
   if (!mark.is_ok()) return mark.status();
-  // The mark written by a transaction whose outcome is unknown: finding it in
-  // place later means that transaction released the id.
-  std::optional<std::string> pending;
+  // Every mark value a transaction of this call carried. Any of them may
+  // have been applied without our hearing of it: a reply lost on the way
+  // back, either to this function or inside call(), which then sends the
+  // same transaction to the next member. Finding one in place once our
+  // holder key is gone means this call released the id: the value pins both
+  // the high-water mark and a release time read from our clock here.
+  std::vector<std::string> sent;
+  auto ours = [&](const std::optional<KeyValue>& kv) {
+    return kv && std::find(sent.begin(), sent.end(), kv->value) != sent.end();
+  };
+  bool retried = false;  // after a transaction with an unknown outcome
   Status result =
       unavailable("the mark of worker " + worker_text(token->worker) + " kept changing");
   for (int round = 0; round < kMarkRounds; ++round) {
@@ -492,17 +532,18 @@ Status EtcdRegistry::release_impl(const LeaseGrant& grant, WallTime high_water) 
     new_mark.released_at = clock_.wall_now();
     const std::string value = encode_mark(new_mark);
     const std::int64_t seen = mark.value() ? mark.value()->mod_revision : 0;
+    sent.push_back(value);
     Result<TxnReply> reply = txn({{Compare::Target::kCreate, holder_key, token->create_revision},
                                   {Compare::Target::kMod, mark_key, seen}},
                                  {Op::put(mark_key, value), Op::remove(holder_key)},
                                  {Op::range(holder_key), Op::range(mark_key)});
     if (!reply.is_ok()) {
-      if (reply.status().code() != Code::kUnavailable || pending) return reply.status();
-      pending = value;  // try once more; the reread tells whether it landed
+      if (reply.status().code() != Code::kUnavailable || retried) return reply.status();
+      retried = true;  // try once more; the reread tells whether it landed
       Result<std::optional<KeyValue>> again = get(mark_key);
       if (!again.is_ok()) return reply.status();
       mark = std::move(again);
-      if (mark.value() && mark.value()->value == value) {
+      if (ours(mark.value())) {
         result = Status::ok();
         break;
       }
@@ -517,7 +558,9 @@ Status EtcdRegistry::release_impl(const LeaseGrant& grant, WallTime high_water) 
     Result<std::optional<KeyValue>> now_mark = kv_of(reply.value(), 1);
     if (!now_mark.is_ok()) return now_mark.status();
     if (!holder.value() || holder.value()->create_revision != token->create_revision) {
-      if (pending && now_mark.value() && now_mark.value()->value == *pending) {
+      // Gone: by our own hand if the mark is one we sent (a successor may
+      // have taken the id since; acquire keeps released_at), else fenced.
+      if (ours(now_mark.value())) {
         result = Status::ok();
       } else {
         result = Status(Code::kLeaseLost, "worker " + worker_text(token->worker) +
@@ -546,6 +589,9 @@ Result<bool> EtcdRegistry::wait_lost_impl(const LeaseGrant& grant, Duration time
   std::size_t endpoint = client_.preferred_endpoint();
   std::size_t broken_in_a_row = 0;
   Waiter waiter(*this);
+  // The few unary calls made here give up as soon as wake_waiters() is called.
+  GatewayClient::CallOptions wakeable;
+  wakeable.cancel = &waiter.woken;
 
   while (!waiter.woken.load()) {
     const auto now = Steady::now();
@@ -553,9 +599,12 @@ Result<bool> EtcdRegistry::wait_lost_impl(const LeaseGrant& grant, Duration time
     bool lost = false;
     bool recheck = false;  // the watch cannot replay history: read the key instead
     bool reauth = false;
-    bool watching = false;  // the member accepted the watch
+    bool watching = false;   // the member accepted the watch
+    bool delivered = false;  // and sent events: it follows the leader
     const std::string stale_token = client_.token();
     auto on_line = [&](std::string_view line) {
+      // An error ends the stream: a member that has no leader (the watch
+      // requires one), is shutting down, or refuses the token.
       if (const std::optional<GatewayError> e = parse_error(line)) {
         if (e->code == kGrpcUnauthenticated) reauth = true;
         return false;
@@ -572,6 +621,7 @@ Result<bool> EtcdRegistry::wait_lost_impl(const LeaseGrant& grant, Duration time
         return false;
       }
       watching = true;
+      if (!m->events.empty()) delivered = true;
       for (const WatchEvent& e : m->events) {
         next_revision = std::max(next_revision, e.kv.mod_revision + 1);
         if (e.is_delete || e.kv.create_revision != token->create_revision ||
@@ -585,20 +635,23 @@ Result<bool> EtcdRegistry::wait_lost_impl(const LeaseGrant& grant, Duration time
     const GatewayClient::StreamResult r =
         client_.stream(endpoint, "/v3/watch", watch_create_body(holder_key, next_revision),
                        deadline - now, on_line, &waiter.woken);
+    if (delivered) client_.prefer(endpoint);
     if (lost) return true;
     if (r.end == GatewayClient::StreamEnd::kTimedOut ||
-        r.end == GatewayClient::StreamEnd::kCanceled) {
+        r.end == GatewayClient::StreamEnd::kCanceled || waiter.woken.load()) {
       return false;
     }
     // Only a watch that was running counts as progress: one refused at once
     // every time must not spin without a pause.
     if (watching) broken_in_a_row = 0;
     if (reauth) {
-      const Status s = client_.refresh_token(stale_token);
+      const Status s = client_.refresh_token(stale_token, wakeable);
       if (s.code() == Code::kInvalidArgument) return s;
     }
-    if (recheck) {
-      Result<RangeReply> now_holder = range(holder_key);
+    if (recheck && !waiter.woken.load()) {
+      Result<std::string> body = client_.call("/v3/kv/range", range_body(holder_key, {}), wakeable);
+      Result<RangeReply> now_holder =
+          body.is_ok() ? parse_range(body.value()) : Result<RangeReply>(body.status());
       if (now_holder.is_ok()) {
         if (now_holder->kvs.empty() ||
             now_holder->kvs.front().create_revision != token->create_revision) {
@@ -608,13 +661,14 @@ Result<bool> EtcdRegistry::wait_lost_impl(const LeaseGrant& grant, Duration time
         continue;
       }
     }
-    // The stream broke (member gone, restarted, or not answering): the next
-    // member. After a whole round of failures, pause briefly so that a
-    // cluster that is down is not hammered.
+    // Anything else is a broken stream (member gone, restarted, not
+    // answering, without a leader, or ending the watch): the next member.
+    // After a whole round of failures, pause briefly so that a cluster that
+    // is down is not hammered; wake_waiters() cuts the pause short.
     endpoint = (endpoint + 1) % client_.endpoint_count();
     if (++broken_in_a_row % client_.endpoint_count() == 0) {
       const auto left = deadline - Steady::now();
-      std::this_thread::sleep_for(std::min<Duration>(std::chrono::milliseconds(100), left));
+      if (left > Duration::zero()) waiter.pause(std::min<Duration>(kBrokenRoundPause, left));
     }
   }
   return false;

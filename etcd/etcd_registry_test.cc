@@ -18,6 +18,8 @@
 #include <vector>
 
 #include "etcd_registry_internal.h"
+#include "gateway_client.h"
+#include "gateway_json.h"
 #include "snowid/testing/simulated_clock.h"
 #include "testing/etcd_cluster.h"
 
@@ -336,6 +338,147 @@ TEST_F(EtcdRegistryTest, WaitLostReturnsFalseWhenTheTimeoutPassesWhileHeld) {
   EXPECT_TRUE(reg->renew(g.value(), system_clock().wall_now()).is_ok());
 }
 
+// A watch slice that merely timed out proves nothing about the member (one
+// cut off from the leader lets watches time out quietly too): calls must
+// still start at the member that last completed one.
+TEST_F(EtcdRegistryTest, AWatchThatTimedOutDoesNotSteerCalls) {
+  etcd::GatewayOptions o;
+  o.endpoints = {cluster_->endpoint(0), cluster_->endpoint(0)};  // two names, one member
+  o.request_timeout = 1s;
+  etcd::GatewayClient client(o);
+  ASSERT_TRUE(client.connect().is_ok());
+  ASSERT_EQ(client.preferred_endpoint(), 0u);
+  int lines = 0;
+  const etcd::GatewayClient::StreamResult r = client.stream(
+      1, "/v3/watch", etcd::watch_create_body("/quiet", 0), 300ms,
+      [&](std::string_view) { return ++lines > 0; }, nullptr);
+  EXPECT_EQ(r.end, etcd::GatewayClient::StreamEnd::kTimedOut) << r.error;
+  EXPECT_EQ(lines, 1) << "the watch was created and then nothing came";
+  EXPECT_EQ(client.preferred_endpoint(), 0u);
+  client.prefer(1);
+  EXPECT_EQ(client.preferred_endpoint(), 1u);
+}
+
+// Runs wait_lost(grant, 30 s) on a thread, calls wake_waiters() `after` it
+// started, and returns how long wait_lost took to return from then on.
+double wake_latency_ms(WorkerRegistry& reg, const LeaseGrant& grant, Duration after) {
+  Result<bool> lost(Status(Code::kUnavailable, "not yet"));
+  Steady::time_point returned_at;
+  std::thread watcher([&] {
+    lost = reg.wait_lost(grant, 30s);
+    returned_at = Steady::now();
+  });
+  std::this_thread::sleep_for(after);
+  const auto woken_at = Steady::now();
+  reg.wake_waiters();
+  watcher.join();
+  EXPECT_TRUE(lost.is_ok()) << lost.status().to_string();
+  EXPECT_FALSE(lost.is_ok() && lost.value()) << "woken is not lost";
+  return ms_between(woken_at, returned_at);
+}
+
+// The keeper's watch slices are 30 s long; it stops its watcher with
+// wake_waiters(), whatever the watcher is doing at that moment.
+TEST_F(EtcdRegistryTest, WakeWaitersEndsAWaitLostPromptlyWhateverItIsDoing) {
+  EtcdOptions o = options();
+  o.request_timeout = 1s;
+  auto reg = make(o);
+  ASSERT_NE(reg, nullptr);
+  Result<LeaseGrant> g = reg->acquire(request_for(system_clock(), 0));
+  ASSERT_TRUE(g.is_ok()) << g.status().to_string();
+  auto worst_of = [&](int rounds) {
+    double worst = 0;
+    for (int i = 0; i < rounds; ++i) {
+      worst = std::max(worst, wake_latency_ms(*reg, g.value(), 150ms + i * 23ms));
+    }
+    return worst;
+  };
+
+  // A watch open on a member that answers.
+  const double watching = worst_of(5);
+  // Waiting for the first byte from a member that is stopped.
+  ASSERT_TRUE(cluster_->signal(0, SIGSTOP).is_ok());
+  const double stopped = worst_of(5);
+  ASSERT_TRUE(cluster_->signal(0, SIGCONT).is_ok());
+  // The member is gone: each connection is refused at once, so the watcher
+  // spends nearly all its time in the pause between rounds of members.
+  ASSERT_TRUE(cluster_->signal(0, SIGKILL).is_ok());
+  const double pausing = worst_of(8);
+
+  report("wake_waiters() to wait_lost() return, watching (worst of 5)", watching, "ms");
+  report("wake_waiters() to wait_lost() return, member stopped (worst of 5)", stopped, "ms");
+  report("wake_waiters() to wait_lost() return, between broken streams (worst of 8)", pausing,
+         "ms");
+  EXPECT_LT(watching, 100.0);
+  EXPECT_LT(stopped, 100.0);
+  // The pause is cut short at once (it used to be a plain 100 ms sleep).
+  EXPECT_LT(pausing, 50.0);
+}
+
+// --- Abandon -----------------------------------------------------------------
+
+TEST_F(EtcdRegistryTest, AbandonFreesTheIdAtOnceAndLeavesTheMark) {
+  testing::SimulatedClock clock(system_clock().wall_now());
+  EtcdOptions o = options();
+  o.quarantine = 0s;
+  auto reg = make(o, clock);
+  ASSERT_NE(reg, nullptr);
+  const WallTime t0 = clock.wall_now();
+  LeaseRequest req = request_for(clock, 1, "abandoner");
+  req.host = 7;
+  req.high_water = t0 + 2s;
+  Result<LeaseGrant> g = reg->acquire(req);
+  ASSERT_TRUE(g.is_ok()) << g.status().to_string();
+  ASSERT_TRUE(reg->renew(g.value(), t0 + 3s).is_ok());
+  const WallTime hw = std::chrono::ceil<std::chrono::milliseconds>(t0 + 3s);
+
+  const auto started = Steady::now();
+  reg->abandon(g.value());
+  report("abandon() of a held lease took", ms_between(started, Steady::now()), "ms");
+
+  // The holder key went with the lease, long before its 10 s TTL.
+  Result<bool> lost = reg->wait_lost(g.value(), 1s);
+  ASSERT_TRUE(lost.is_ok()) << lost.status().to_string();
+  EXPECT_TRUE(lost.value());
+  EXPECT_EQ(reg->renew(g.value(), t0 + 4s).code(), Code::kLeaseLost);
+  Result<std::vector<WorkerRecord>> listed = reg->list(1);
+  ASSERT_TRUE(listed.is_ok()) << listed.status().to_string();
+  ASSERT_EQ(listed->size(), 1u);
+  EXPECT_FALSE(listed->front().holder.has_value());
+  EXPECT_EQ(listed->front().high_water, hw) << "the mark stays as last renewed";
+  EXPECT_FALSE(listed->front().released_at.has_value()) << "abandon records no release";
+  EXPECT_EQ(listed->front().quarantined_until, hw) << "quarantine 0: free once past the mark";
+
+  // Harmless on a lease that is already gone, and on a token it cannot read.
+  reg->abandon(g.value());
+  LeaseGrant garbled = g.value();
+  garbled.token = "not a token";
+  reg->abandon(garbled);
+
+  clock.set_wall(hw);
+  Result<LeaseGrant> again = reg->acquire(req);
+  ASSERT_TRUE(again.is_ok()) << again.status().to_string();
+  EXPECT_EQ(again->worker, (WorkerId{1, 7}));
+  EXPECT_EQ(again->previous_high_water, hw);
+}
+
+TEST_F(EtcdRegistryTest, AbandonIsBriefWhenNoMemberAnswers) {
+  EtcdOptions o = options();
+  o.request_timeout = 2s;
+  auto reg = make(o);
+  ASSERT_NE(reg, nullptr);
+  Result<LeaseGrant> g = reg->acquire(request_for(system_clock(), 0));
+  ASSERT_TRUE(g.is_ok()) << g.status().to_string();
+  ASSERT_TRUE(cluster_->signal(0, SIGSTOP).is_ok());
+  const auto t0 = Steady::now();
+  reg->abandon(g.value());
+  const double ms = ms_between(t0, Steady::now());
+  ASSERT_TRUE(cluster_->signal(0, SIGCONT).is_ok());
+  report("SIGSTOP of the only member: abandon() returned after", ms, "ms");
+  EXPECT_LT(ms, 1000.0) << "500 ms per member, not the 2 s request timeout";
+  EXPECT_TRUE(reg->list(0).is_ok()) << "the registry serves on";
+}
+
 // --- Fencing -----------------------------------------------------------------
 
 TEST_F(EtcdRegistryTest, FenceEndsTheLeaseAndWaitLostSeesItPromptly) {
@@ -490,6 +633,50 @@ TEST_F(EtcdRegistryTest, AcquireWhoseOutcomeCannotBeCheckedFailsAndLeavesNoHolde
   auto plain = make();
   ASSERT_NE(plain, nullptr);
   EXPECT_TRUE(held_records(*plain, 2).empty());
+}
+
+// Drops the reply of the first release transaction (the one that deletes
+// the holder key) after etcd has applied it.
+struct LostRelease {
+  std::atomic<int> txns{0};
+
+  etcd::FaultHook hook() {
+    return [this](std::string_view path, std::string_view body) {
+      if (path == "/v3/kv/txn" && body.find("request_delete_range") != std::string_view::npos &&
+          txns.fetch_add(1) == 0) {
+        return etcd::Fault::kDropReply;
+      }
+      return etcd::Fault::kNone;
+    };
+  }
+};
+
+// Checks that `worker` is free with the mark and release time of a release.
+void expect_released(WorkerRegistry& reg, WorkerId worker, WallTime high_water) {
+  Result<std::vector<WorkerRecord>> listed = reg.list(worker.region);
+  ASSERT_TRUE(listed.is_ok()) << listed.status().to_string();
+  for (const WorkerRecord& rec : listed.value()) {
+    if (!(rec.worker == worker)) continue;
+    EXPECT_FALSE(rec.holder.has_value());
+    EXPECT_EQ(rec.high_water, std::chrono::ceil<std::chrono::milliseconds>(high_water));
+    EXPECT_TRUE(rec.released_at.has_value());
+    return;
+  }
+  ADD_FAILURE() << "no record of the worker";
+}
+
+TEST_F(EtcdRegistryTest, ReleaseWhoseReplyIsLostIsStillReportedDone) {
+  LostRelease lost;
+  Result<std::unique_ptr<WorkerRegistry>> reg =
+      etcd::make_etcd_registry_with_faults(system_clock(), options(), lost.hook());
+  ASSERT_TRUE(reg.is_ok()) << reg.status().to_string();
+  Result<LeaseGrant> g = reg.value()->acquire(request_for(system_clock(), 2));
+  ASSERT_TRUE(g.is_ok()) << g.status().to_string();
+  const WallTime hw = system_clock().wall_now() + 1h;
+  const Status s = reg.value()->release(g.value(), hw);
+  EXPECT_TRUE(s.is_ok()) << s.to_string();
+  EXPECT_EQ(lost.txns.load(), 1) << "reading the mark showed that it landed";
+  expect_released(*reg.value(), g->worker, hw);
 }
 
 // --- etcd unreachable -----------------------------------------------------------
@@ -661,6 +848,108 @@ TEST_F(EtcdThreeMembersTest, KillingTheLeaderDoesNotInterruptRenewalsOrAcquires)
   ASSERT_TRUE(cluster_->restart(leader.value()).is_ok());
   ASSERT_TRUE(second.is_ok());
   EXPECT_TRUE(other->renew(second.value(), system_clock().wall_now()).is_ok());
+}
+
+// call() fails over inside one request: the member that applied the release
+// lost its reply, and the next member's compare fails because the holder key
+// is gone. That is still our release, not a lost lease.
+TEST_F(EtcdThreeMembersTest, ReleaseAppliedByAMemberWhoseReplyWasLostIsNotReportedLost) {
+  LostRelease lost;
+  Result<std::unique_ptr<WorkerRegistry>> reg =
+      etcd::make_etcd_registry_with_faults(system_clock(), options(), lost.hook());
+  ASSERT_TRUE(reg.is_ok()) << reg.status().to_string();
+  Result<LeaseGrant> g = reg.value()->acquire(request_for(system_clock(), 2));
+  ASSERT_TRUE(g.is_ok()) << g.status().to_string();
+  const WallTime hw = system_clock().wall_now() + 1h;
+  const Status s = reg.value()->release(g.value(), hw);
+  EXPECT_TRUE(s.is_ok()) << s.to_string();
+  EXPECT_EQ(lost.txns.load(), 2) << "the second member was sent the same transaction";
+  expect_released(*reg.value(), g->worker, hw);
+}
+
+// A partition, played with signals: members 1 and 2 stop, so member 0 is cut
+// off from any leader; then member 0 stops and the other two serve again.
+// Watches require a leader, so member 0 ends the holder's watch, and the
+// watcher finds the majority side and sees the fence there. Without that, it
+// would hang on member 0 until its timeout.
+TEST_F(EtcdThreeMembersTest, AWatchOnAMemberCutOffFromTheLeaderMovesToTheOthers) {
+  EtcdOptions o = options();  // member 0 first: the holder's calls go there
+  o.request_timeout = 500ms;
+  auto reg = make(o);
+  ASSERT_NE(reg, nullptr);
+  LeaseTiming timing;  // a long lease: nothing here may expire it
+  timing.ttl = 120s;
+  timing.renew_every = 30s;
+  timing.stop_after = 90s;
+  Result<LeaseGrant> g = reg->acquire(request_for(system_clock(), 1, "cut-off", timing));
+  ASSERT_TRUE(g.is_ok()) << g.status().to_string();
+
+  // A watch of its own on member 0 shows when that member gives up its watches.
+  etcd::GatewayOptions probe_options;
+  probe_options.endpoints = {cluster_->endpoint(0)};
+  probe_options.request_timeout = 1s;
+  etcd::GatewayClient probe(probe_options);
+  std::atomic<bool> probe_open{false};
+  std::string probe_error;
+  etcd::GatewayClient::StreamResult probe_end;
+  std::thread prober([&] {
+    probe_end = probe.stream(
+        0, "/v3/watch", etcd::watch_create_body("/probe", 0), 60s,
+        [&](std::string_view line) {
+          if (const std::optional<etcd::GatewayError> e = etcd::parse_error(line)) {
+            probe_error = e->message;
+            return false;
+          }
+          probe_open.store(true);
+          return true;
+        },
+        nullptr);
+  });
+
+  std::atomic<bool> returned{false};
+  Result<bool> lost(Status(Code::kUnavailable, "not yet"));
+  Steady::time_point returned_at;
+  std::thread watcher([&] {
+    lost = reg->wait_lost(g.value(), 60s);
+    returned_at = Steady::now();
+    returned.store(true);
+  });
+  for (int i = 0; i < 100 && !probe_open.load(); ++i) std::this_thread::sleep_for(20ms);
+  ASSERT_TRUE(probe_open.load()) << "the probe watch did not start";
+  std::this_thread::sleep_for(200ms);  // the holder's watch is open too
+
+  const auto cut_at = Steady::now();
+  ASSERT_TRUE(cluster_->signal(1, SIGSTOP).is_ok());
+  ASSERT_TRUE(cluster_->signal(2, SIGSTOP).is_ok());
+  prober.join();
+  const double cut_ms = ms_between(cut_at, Steady::now());
+  EXPECT_EQ(probe_end.end, etcd::GatewayClient::StreamEnd::kStopped);
+  EXPECT_NE(probe_error.find("no leader"), std::string::npos) << probe_error;
+  report("3 members, two SIGSTOPped: the cut-off member ended its watches after", cut_ms, "ms");
+  EXPECT_FALSE(returned.load()) << "a member without a leader is not a lost lease";
+
+  ASSERT_TRUE(cluster_->signal(0, SIGSTOP).is_ok());
+  ASSERT_TRUE(cluster_->signal(1, SIGCONT).is_ok());
+  ASSERT_TRUE(cluster_->signal(2, SIGCONT).is_ok());
+  EtcdOptions majority = options();
+  majority.endpoints = {cluster_->endpoint(1), cluster_->endpoint(2)};
+  auto operator_ = make(majority);
+  ASSERT_NE(operator_, nullptr);
+  Status fenced(Code::kUnavailable, "not tried");
+  const auto resumed_at = Steady::now();
+  auto fenced_at = resumed_at;  // the start of the fence that succeeded
+  while (Steady::now() - resumed_at < 20s) {
+    fenced_at = Steady::now();
+    fenced = operator_->fence(g->worker);
+    if (fenced.code() != Code::kUnavailable) break;
+  }
+  ASSERT_TRUE(fenced.is_ok()) << fenced.to_string();
+  watcher.join();
+  ASSERT_TRUE(lost.is_ok()) << lost.status().to_string();
+  EXPECT_TRUE(lost.value()) << "the watcher never left the cut-off member";
+  report("3 members, the majority serving again: fence() start to wait_lost return",
+         ms_between(fenced_at, returned_at), "ms");
+  ASSERT_TRUE(cluster_->signal(0, SIGCONT).is_ok());
 }
 
 // --- Authentication and TLS ----------------------------------------------------

@@ -116,9 +116,11 @@ size_t write_to_sink(char* ptr, size_t size, size_t nmemb, void* user) noexcept 
   return n;
 }
 
-// Options shared by unary calls and streams.
+// Options shared by unary calls and streams. `connect_timeout` bounds the
+// connection (TCP and TLS) alone.
 void set_common(CURL* curl, const GatewayOptions& o, const std::string& url,
-                const std::string& body, const Headers& headers, char* errbuf) {
+                const std::string& body, const Headers& headers, char* errbuf,
+                Duration connect_timeout) {
   curl_easy_setopt(curl, CURLOPT_URL, url.c_str());
   curl_easy_setopt(curl, CURLOPT_POST, 1L);
   curl_easy_setopt(curl, CURLOPT_POSTFIELDS, body.data());
@@ -126,7 +128,7 @@ void set_common(CURL* curl, const GatewayOptions& o, const std::string& url,
   curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers.list);
   curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
   curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, errbuf);
-  curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, to_ms(o.request_timeout));
+  curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, to_ms(connect_timeout));
   curl_easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "http,https");
   if (!o.ca_file.empty()) curl_easy_setopt(curl, CURLOPT_CAINFO, o.ca_file.c_str());
   if (!o.cert_file.empty()) curl_easy_setopt(curl, CURLOPT_SSLCERT, o.cert_file.c_str());
@@ -143,6 +145,56 @@ std::string curl_error(CURLcode rc, const char* errbuf) {
   std::string why = errbuf[0] != '\0' ? std::string(errbuf) : curl_easy_strerror(rc);
   while (!why.empty() && (why.back() == '\n' || why.back() == '\r')) why.pop_back();
   return why;
+}
+
+int poll_ms(Duration d) {
+  return static_cast<int>(
+      std::max<std::int64_t>(1, std::chrono::ceil<std::chrono::milliseconds>(d).count()));
+}
+
+// curl_easy_perform, or, with `cancel`, the same transfer driven through a
+// multi handle that looks at *cancel every kStreamPoll. `canceled` tells
+// whether it gave up because of the flag.
+CURLcode perform(CURL* curl, const std::atomic<bool>* cancel, bool& canceled) {
+  canceled = false;
+  if (cancel == nullptr) return curl_easy_perform(curl);
+  if (cancel->load()) {
+    canceled = true;
+    return CURLE_ABORTED_BY_CALLBACK;
+  }
+  CURLM* multi = curl_multi_init();
+  if (multi == nullptr) return CURLE_OUT_OF_MEMORY;
+  curl_multi_add_handle(multi, curl);
+  CURLcode rc = CURLE_OK;
+  while (true) {
+    int running = 0;
+    if (curl_multi_perform(multi, &running) != CURLM_OK) {
+      rc = CURLE_FAILED_INIT;
+      break;
+    }
+    bool done = false;
+    int left = 0;
+    while (CURLMsg* msg = curl_multi_info_read(multi, &left)) {
+      if (msg->msg == CURLMSG_DONE) {
+        done = true;
+        rc = msg->data.result;
+      }
+    }
+    if (done) break;
+    if (running == 0) {
+      rc = CURLE_GOT_NOTHING;
+      break;
+    }
+    if (cancel->load()) {
+      canceled = true;
+      rc = CURLE_ABORTED_BY_CALLBACK;
+      break;
+    }
+    curl_multi_poll(multi, nullptr, 0, poll_ms(kStreamPoll), nullptr);
+  }
+  curl_multi_remove_handle(multi, curl);
+  curl_multi_cleanup(multi);
+  return rc;
 }
 
 }  // namespace
@@ -178,7 +230,8 @@ std::string GatewayClient::token() const {
 }
 
 GatewayClient::Attempt GatewayClient::post(std::size_t endpoint, std::string_view path,
-                                           const std::string& body, const std::string& token) {
+                                           const std::string& body, const std::string& token,
+                                           const CallOptions& call) {
   Attempt a;
   const Fault fault = fault_hook_ ? fault_hook_(path, body) : Fault::kNone;
   if (fault == Fault::kDropRequest) {
@@ -197,15 +250,22 @@ GatewayClient::Attempt GatewayClient::post(std::size_t endpoint, std::string_vie
   char errbuf[CURL_ERROR_SIZE] = {};
   Sink sink;
   const std::string url = options_.endpoints[endpoint] + std::string(path);
-  set_common(curl, options_, url, body, headers, errbuf);
-  curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, to_ms(options_.request_timeout));
+  const Duration timeout =
+      call.timeout > Duration::zero() ? call.timeout : options_.request_timeout;
+  set_common(curl, options_, url, body, headers, errbuf, timeout);
+  curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, to_ms(timeout));
   curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, write_to_sink);
   curl_easy_setopt(curl, CURLOPT_WRITEDATA, &sink);
-  const CURLcode rc = curl_easy_perform(curl);
+  bool canceled = false;
+  const CURLcode rc = perform(curl, call.cancel, canceled);
   long http = 0;
   curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &http);
   give_back(std::move(h));
 
+  if (canceled) {
+    a.why = "canceled";
+    return a;
+  }
   if (rc != CURLE_OK) {
     a.why = sink.overflow ? "reply too large" : curl_error(rc, errbuf);
     return a;
@@ -236,15 +296,20 @@ GatewayClient::Attempt GatewayClient::post(std::size_t endpoint, std::string_vie
   return a;
 }
 
-Result<std::string> GatewayClient::call(std::string_view path, const std::string& body) {
+Result<std::string> GatewayClient::call(std::string_view path, const std::string& body,
+                                        const CallOptions& options) {
   const std::size_t n = options_.endpoints.size();
   const std::size_t start = preferred_.load();
   std::string failures;
   bool refreshed = false;
+  auto canceled = [&] { return options.cancel != nullptr && options.cancel->load(); };
   for (std::size_t i = 0; i < n; ++i) {
+    if (canceled()) {
+      return Status(Code::kUnavailable, std::string(path) + " canceled");
+    }
     const std::size_t idx = (start + i) % n;
     std::string tok = token();
-    Attempt a = post(idx, path, body, tok);
+    Attempt a = post(idx, path, body, tok, options);
     if (a.kind == Attempt::Kind::kAuth) {
       if (options_.user.empty()) {
         return Status(Code::kInvalidArgument,
@@ -252,9 +317,9 @@ Result<std::string> GatewayClient::call(std::string_view path, const std::string
       }
       if (!refreshed) {
         refreshed = true;
-        const Status s = refresh_token(tok);
+        const Status s = refresh_token(tok, options);
         if (!s.is_ok() && s.code() != Code::kUnavailable) return s;
-        if (s.is_ok()) a = post(idx, path, body, token());
+        if (s.is_ok()) a = post(idx, path, body, token(), options);
       }
       if (a.kind == Attempt::Kind::kAuth) {
         return Status(Code::kInvalidArgument,
@@ -279,10 +344,10 @@ Result<std::string> GatewayClient::call(std::string_view path, const std::string
                 "no etcd member answered " + std::string(path) + " (" + failures + ")");
 }
 
-Status GatewayClient::authenticate_on(std::size_t endpoint) {
+Status GatewayClient::authenticate_on(std::size_t endpoint, const CallOptions& call) {
   const Attempt a =
       post(endpoint, "/v3/auth/authenticate", authenticate_body(options_.user, options_.password),
-           /*token=*/"");
+           /*token=*/"", call);
   switch (a.kind) {
     case Attempt::Kind::kOk: {
       Result<std::string> token = parse_authenticate(a.body);
@@ -309,7 +374,7 @@ Status GatewayClient::authenticate_on(std::size_t endpoint) {
   return Status(Code::kUnavailable, options_.endpoints[endpoint] + ": " + a.why);
 }
 
-Status GatewayClient::refresh_token(const std::string& stale) {
+Status GatewayClient::refresh_token(const std::string& stale, const CallOptions& options) {
   if (options_.user.empty()) return Status::ok();
   std::lock_guard<std::mutex> serial(auth_mu_);
   if (token() != stale) return Status::ok();  // another thread already did it
@@ -317,8 +382,11 @@ Status GatewayClient::refresh_token(const std::string& stale) {
   const std::size_t start = preferred_.load();
   std::string failures;
   for (std::size_t i = 0; i < n; ++i) {
+    if (options.cancel != nullptr && options.cancel->load()) {
+      return Status(Code::kUnavailable, "authentication canceled");
+    }
     const std::size_t idx = (start + i) % n;
-    const Status s = authenticate_on(idx);
+    const Status s = authenticate_on(idx, options);
     if (s.code() != Code::kUnavailable) {
       if (s.is_ok()) preferred_.store(idx);
       return s;
@@ -390,9 +458,12 @@ GatewayClient::StreamResult GatewayClient::stream(
   }
   Headers headers;
   fill_headers(headers, token());
+  // etcd's require-leader metadata (rpctypes.MetadataRequireLeaderKey), which
+  // the gateway passes on from a Grpc-Metadata- header: see the header file.
+  headers.add("Grpc-Metadata-hasleader: true");
   char errbuf[CURL_ERROR_SIZE] = {};
   const std::string url = options_.endpoints[endpoint] + std::string(path);
-  set_common(curl, options_, url, body, headers, errbuf);
+  set_common(curl, options_, url, body, headers, errbuf, options_.request_timeout);
   curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, write);
   curl_easy_setopt(curl, CURLOPT_WRITEDATA, &sink);
   curl_multi_add_handle(multi, curl);
@@ -414,6 +485,21 @@ GatewayClient::StreamResult GatewayClient::stream(
       break;
     }
     if (done || running == 0) {
+      // The gateway ends a stream with an error object and no newline after
+      // it (e.g. "etcdserver: no leader"): the last line, unterminated.
+      bool stop = false;
+      if (rc == CURLE_OK && !sink.overflow &&
+          sink.pending.find_first_not_of(" \r\t") != std::string::npos) {
+        try {
+          stop = !on_line(sink.pending);
+        } catch (...) {
+          // As in the write callback: the stream is simply broken.
+        }
+      }
+      if (stop) {
+        result.end = StreamEnd::kStopped;
+        break;
+      }
       result.end = StreamEnd::kBroken;
       result.error = sink.overflow    ? "stream line too long"
                      : rc == CURLE_OK ? "the member ended the stream"
@@ -434,16 +520,15 @@ GatewayClient::StreamResult GatewayClient::stream(
       result.error = "no answer within the request timeout";
       break;
     }
-    const auto wait = std::min<Duration>(kStreamPoll, deadline - now);
-    curl_multi_poll(multi, nullptr, 0,
-                    static_cast<int>(std::max<std::int64_t>(
-                        1, std::chrono::ceil<std::chrono::milliseconds>(wait).count())),
+    curl_multi_poll(multi, nullptr, 0, poll_ms(std::min<Duration>(kStreamPoll, deadline - now)),
                     nullptr);
   }
   curl_multi_remove_handle(multi, curl);
   curl_easy_cleanup(curl);
   curl_multi_cleanup(multi);
-  if (sink.got_bytes && result.end != StreamEnd::kBroken) preferred_.store(endpoint);
+  // The endpoint is not preferred for having answered: a member cut off from
+  // the leader still accepts a watch (until it notices) and lets it time out
+  // quietly, and renewals sent there would fail.
   return result;
 }
 

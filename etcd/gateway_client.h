@@ -53,13 +53,27 @@ class GatewayClient {
   // user or password.
   Status connect();
 
+  // How one call() (and the authentication it may need) is bounded.
+  struct CallOptions {
+    // The deadline of each attempt on one member; zero: request_timeout.
+    Duration timeout = Duration::zero();
+    // May be null. Once it is true the call gives up within about 20 ms
+    // with kUnavailable; the outcome of a write is then unknown.
+    const std::atomic<bool>* cancel = nullptr;
+  };
+
   // POSTs `body` to `path` (e.g. "/v3/kv/range") and returns the body of the
   // reply. An error that etcd reports for the request itself (not for the
   // member) is returned at once: kNotFound (e.g. no such lease),
   // kInvalidArgument, kFailedPrecondition (e.g. permission denied). When the
   // token has expired, authenticates again and repeats the request once.
   // kUnavailable when no member gave an answer, naming each one's failure.
-  Result<std::string> call(std::string_view path, const std::string& body);
+  // Makes at most one pass over the members (plus that one repeat).
+  Result<std::string> call(std::string_view path, const std::string& body,
+                           const CallOptions& options);
+  Result<std::string> call(std::string_view path, const std::string& body) {
+    return call(path, body, CallOptions{});
+  }
 
   // How a stream ended.
   enum class StreamEnd {
@@ -76,19 +90,39 @@ class GatewayClient {
   // POSTs `body` to `path` on member `endpoint` only and hands each line of
   // the streamed reply to `on_line` as it arrives, until on_line returns
   // false, `timeout` passes or *cancel (may be null) becomes true. Noticed
-  // within about 20 ms.
+  // within about 20 ms. A last line the member sends as it ends the stream
+  // is handed over even without a newline after it (the gateway ends
+  // streams with an error object written that way).
+  //
+  // Streams require a leader (gRPC metadata hasleader=true, sent as the
+  // gateway header Grpc-Metadata-hasleader): a member that knows no leader
+  // refuses the stream with an error line ("etcdserver: no leader"), and
+  // one that loses its leader for three election timeouts ends it with
+  // that line. Without it, a member cut off from the others would keep a
+  // watch open that never sees a write made on the majority side.
+  //
+  // A stream never makes `endpoint` the preferred member: that it answered
+  // says nothing about whether it still follows the leader (see prefer()).
   StreamResult stream(std::size_t endpoint, std::string_view path, const std::string& body,
                       Duration timeout, const std::function<bool(std::string_view)>& on_line,
                       const std::atomic<bool>* cancel);
 
   std::size_t endpoint_count() const noexcept { return options_.endpoints.size(); }
   const std::string& endpoint(std::size_t i) const { return options_.endpoints[i]; }
-  // The member that answered last: where calls and streams start.
+  // Where calls and streams start: the member that last completed a unary
+  // call (those that write or read linearizably need a leader), or the one
+  // last passed to prefer().
   std::size_t preferred_endpoint() const noexcept { return preferred_.load(); }
+  // Makes member `endpoint` the preferred one, for a caller that has proof
+  // it serves (e.g. a watch on it delivered an event).
+  void prefer(std::size_t endpoint) noexcept {
+    if (endpoint < options_.endpoints.size()) preferred_.store(endpoint);
+  }
 
   // Authenticates again unless the token already changed since `stale` was
   // read (another thread did it). OK when no user is set.
-  Status refresh_token(const std::string& stale);
+  Status refresh_token(const std::string& stale, const CallOptions& options);
+  Status refresh_token(const std::string& stale) { return refresh_token(stale, CallOptions{}); }
   std::string token() const;
 
  private:
@@ -98,8 +132,8 @@ class GatewayClient {
   std::unique_ptr<Handle> take_handle();
   void give_back(std::unique_ptr<Handle> handle);
   Attempt post(std::size_t endpoint, std::string_view path, const std::string& body,
-               const std::string& token);
-  Status authenticate_on(std::size_t endpoint);
+               const std::string& token, const CallOptions& call);
+  Status authenticate_on(std::size_t endpoint, const CallOptions& call);
 
   const GatewayOptions options_;
   const FaultHook fault_hook_;

@@ -17,10 +17,21 @@
 //                    no read-modify-write of the mark is lost and fence()
 //                    never finds the lock taken by a holder that has not yet
 //                    written its holder text (it would fence the previous one).
-// Lock order: an acquirer takes the .mark-lock, then tries the .lock without
-// waiting; a holder, which has the .lock, waits for the .mark-lock. Since no
-// one waits for a .lock, there is no cycle. Within a process, Held::mu comes
-// before the registry's map mutex.
+// And outside the directory, unless options.host_lock_prefix is empty:
+//   @PREFIX/rR-hH    an abstract Unix socket (host_lock.h) bound by the holder
+//                    for the lease's life, so that registries on different
+//                    directories of one host never hand out the same id
+//                    (issue: two users' default state directories both gave
+//                    out worker 0/0 and issued the same ids). An acquirer
+//                    that finds the name taken passes the id by as held.
+// Lock order: an acquirer takes the .mark-lock, then tries the .lock and
+// then the host lock without waiting; a holder, which has the .lock, waits
+// for the .mark-lock. Since no one waits for a .lock or a host lock, there is
+// no cycle. Within a process, Held::mu comes before the registry's map mutex.
+//
+// Letting go closes the host lock, then the .lock: an acquirer on the same
+// directory then never finds the .lock free and the name still taken, which
+// it would report as a holder on another directory.
 //
 // Marks are stored in whole milliseconds rounded up: a mark may only be later
 // than the instant it records, never earlier.
@@ -51,6 +62,7 @@
 
 #include "durable_file.h"
 #include "file_registry_records.h"
+#include "host_lock.h"
 #include "posix_file.h"
 
 namespace snowid {
@@ -63,6 +75,11 @@ constexpr Duration kMaxPollEvery = std::chrono::seconds(1);
 // Longer means that process is stopped or stuck: give up, retryably.
 constexpr Duration kMarkLockWait = std::chrono::seconds(2);
 constexpr Duration kMarkLockRetry = std::chrono::milliseconds(1);
+// The longest host_lock_prefix: the name, PREFIX/r4294967295-h4294967295,
+// must fit an abstract socket address.
+constexpr std::size_t kMaxHostLockPrefix = 64;
+static_assert(kMaxHostLockPrefix + std::char_traits<char>::length("/r4294967295-h4294967295") <=
+              kMaxHostNameBytes);
 
 std::string id_name(WorkerId w) {
   return "r" + std::to_string(w.region) + "-h" + std::to_string(w.host);
@@ -139,10 +156,13 @@ class FileRegistry final : public WorkerRegistry {
  public:
   FileRegistry(const Clock& clock, FileRegistryOptions options)
       : clock_(clock), options_(std::move(options)), workers_dir_(options_.dir + "/workers") {}
+  // Lets go of every lease still held, recording nothing, as abandon().
+  ~FileRegistry() override;
 
   Result<LeaseGrant> acquire(const LeaseRequest& request) override;
   Status renew(const LeaseGrant& grant, WallTime high_water) override;
   Status release(const LeaseGrant& grant, WallTime high_water) override;
+  void abandon(const LeaseGrant& grant) noexcept override;
   Result<bool> wait_lost(const LeaseGrant& grant, Duration timeout) override;
   void wake_waiters() noexcept override { wakes_.fetch_add(1, std::memory_order_acq_rel); }
   Result<std::vector<WorkerRecord>> list(std::optional<std::uint32_t> region) override;
@@ -155,10 +175,13 @@ class FileRegistry final : public WorkerRegistry {
     std::string token;
     std::optional<WallTime> previous_high_water;
     std::mutex mu;
-    int fd = -1;  // guarded by mu: the flocked lock file; -1 once let go
+    Fd lock;       // guarded by mu: the flocked lock file; closed once let go
+    Fd host_lock;  // guarded by mu: the socket bound to the host lock name
   };
 
-  enum class Outcome { kTaken, kBusy, kResting, kCorrupt, kFailed };
+  // kBusyElsewhere: the .lock was free but the host lock was taken, by a
+  // holder through another directory.
+  enum class Outcome { kTaken, kBusy, kBusyElsewhere, kResting, kCorrupt, kFailed };
   struct Attempt {
     Outcome outcome = Outcome::kFailed;
     Status status;  // why, for kCorrupt and kFailed
@@ -177,6 +200,13 @@ class FileRegistry final : public WorkerRegistry {
   // Takes `w` if no one holds it and it does not rest.
   Attempt try_take(WorkerId w, const LeaseRequest& request);
   std::shared_ptr<Held> find(const std::string& token);
+  // "PREFIX/rR-hH"; only with a non-empty host_lock_prefix.
+  std::string host_lock_name(WorkerId w) const {
+    return options_.host_lock_prefix + "/" + id_name(w);
+  }
+  // Closes the host lock and the lock file and forgets the lease, writing
+  // nothing. Requires held.mu.
+  void drop_locked(Held& held);
   // Lets go of a lost lease: removes the fence marker naming it (when the
   // mark-lock can be had), closes the lock file and forgets the lease.
   // Requires held.mu; `mark_lock` is the mark-lock if the caller has it.
@@ -246,8 +276,28 @@ std::shared_ptr<FileRegistry::Held> FileRegistry::find(const std::string& token)
   return it == held_.end() ? nullptr : it->second;
 }
 
+FileRegistry::~FileRegistry() {
+  std::vector<std::shared_ptr<Held>> all;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (const auto& [token, held] : held_) all.push_back(held);
+  }
+  for (const std::shared_ptr<Held>& held : all) {
+    std::lock_guard<std::mutex> lock(held->mu);
+    drop_locked(*held);
+  }
+}
+
+void FileRegistry::drop_locked(Held& held) {
+  if (held.lock.get() < 0) return;
+  held.host_lock.reset();  // first: see "Letting go" above
+  held.lock.reset();       // frees the id
+  std::lock_guard<std::mutex> lock(mu_);
+  held_.erase(held.token);
+}
+
 void FileRegistry::let_go_locked(Held& held, const Fd* mark_lock) {
-  if (held.fd < 0) return;
+  if (held.lock.get() < 0) return;
   const Paths p = paths(held.worker);
   Result<Fd> own_lock = Status(Code::kUnavailable, "");
   if (mark_lock == nullptr) {
@@ -262,14 +312,11 @@ void FileRegistry::let_go_locked(Held& held, const Fd* mark_lock) {
       ::unlink(p.fence.c_str());
     }
   }
-  ::close(held.fd);  // frees the id
-  held.fd = -1;
-  std::lock_guard<std::mutex> lock(mu_);
-  held_.erase(held.token);
+  drop_locked(held);
 }
 
 Status FileRegistry::check_still_ours_locked(Held& held, const Paths& p, const Fd& mark_lock) {
-  if (!same_file(held.fd, p.lock)) {
+  if (!same_file(held.lock.get(), p.lock)) {
     let_go_locked(held, &mark_lock);
     return Status(Code::kLeaseLost,
                   "lock file " + p.lock + " was removed or replaced; the lease is void");
@@ -323,6 +370,20 @@ FileRegistry::Attempt FileRegistry::try_take(WorkerId w, const LeaseRequest& req
     a.outcome = Outcome::kBusy;
     return a;
   }
+  // No one holds the id through this directory; through another one?
+  Fd host_lock;
+  if (!options_.host_lock_prefix.empty()) {
+    Result<std::optional<Fd>> claim = claim_host_name(host_lock_name(w));
+    if (!claim.is_ok()) {
+      a.status = claim.status();
+      return a;
+    }
+    if (!claim.value()) {
+      a.outcome = Outcome::kBusyElsewhere;
+      return a;
+    }
+    host_lock = std::move(*claim.value());
+  }
   // The mark may have changed since the caller looked at it.
   Result<std::optional<Mark>> mark = read_mark(p.mark);
   if (!mark.is_ok()) {
@@ -360,7 +421,8 @@ FileRegistry::Attempt FileRegistry::try_take(WorkerId w, const LeaseRequest& req
   held->worker = w;
   held->token = token;
   held->previous_high_water = previous.high_water;
-  held->fd = lock.release();
+  held->lock = std::move(lock);
+  held->host_lock = std::move(host_lock);
   {
     std::lock_guard<std::mutex> guard(mu_);
     held_[token] = held;
@@ -386,6 +448,10 @@ Result<LeaseGrant> FileRegistry::acquire(const LeaseRequest& request) {
         if (text.is_ok() && text.value()) holder = parse_holder(*text.value());
         return Status(Code::kResourceExhausted, id_text(w) + " is held by " + holder_text(holder));
       }
+      case Outcome::kBusyElsewhere:
+        return Status(Code::kResourceExhausted,
+                      id_text(w) + " is held through another registry directory on this host " +
+                          "(its host lock @" + host_lock_name(w) + " is taken)");
       case Outcome::kResting:
         return Status(Code::kResourceExhausted,
                       id_text(w) + " rests until " + time_text(*a.rests_until) +
@@ -406,6 +472,7 @@ Result<LeaseGrant> FileRegistry::acquire(const LeaseRequest& request) {
   Status corrupt;
   Status failed;
   std::optional<WallTime> next_free;
+  std::uint32_t elsewhere = 0;  // held through other directories
   const WallTime now = clock_.wall_now();
   const auto hosts = static_cast<std::uint32_t>(options_.layout.workers_per_region());
   for (std::uint32_t h = 0; h < hosts; ++h) {
@@ -439,6 +506,9 @@ Result<LeaseGrant> FileRegistry::acquire(const LeaseRequest& request) {
         return a.grant;
       case Outcome::kBusy:
         break;
+      case Outcome::kBusyElsewhere:
+        ++elsewhere;
+        break;
       case Outcome::kResting:
         next_free = next_free ? std::min(*next_free, *a.rests_until) : *a.rests_until;
         break;
@@ -458,6 +528,10 @@ Result<LeaseGrant> FileRegistry::acquire(const LeaseRequest& request) {
   }
   std::string msg = "no free worker id in region " + std::to_string(request.region) + ": all " +
                     std::to_string(hosts) + " are held or resting";
+  if (elsewhere > 0) {
+    msg += " (" + std::to_string(elsewhere) + " held through other registry directories " +
+           "on this host)";
+  }
   if (next_free) msg += " (the first rests until " + time_text(*next_free) + ")";
   if (!failed.is_ok()) return Status(failed.code(), msg + "; and " + failed.message());
   return Status(Code::kResourceExhausted, msg);
@@ -470,7 +544,7 @@ Result<FileRegistry::Owned> FileRegistry::lock_owned(const LeaseGrant& grant) {
     return Status(Code::kLeaseLost, id_text(grant.worker) + ": this lease is no longer held");
   }
   o.held_lock = std::unique_lock<std::mutex>(o.held->mu);
-  if (o.held->fd < 0) {
+  if (o.held->lock.get() < 0) {
     return Status(Code::kLeaseLost, id_text(grant.worker) + ": this lease is no longer held");
   }
   o.paths = paths(o.held->worker);
@@ -496,7 +570,17 @@ Status FileRegistry::renew(const LeaseGrant& grant, WallTime high_water) {
 
 Status FileRegistry::release(const LeaseGrant& grant, WallTime high_water) {
   Result<Owned> owned = lock_owned(grant);
-  if (!owned.is_ok()) return owned.status();
+  if (!owned.is_ok()) {
+    if (owned.status().code() == Code::kLeaseLost) return owned.status();  // already let go
+    // The mark-lock or the fence marker could not be had. Let go all the
+    // same: the mark on disk holds the last renewal's cap, later than
+    // anything issued, and a lease kept would hold the id until the process
+    // exits.
+    abandon(grant);
+    return Status(owned.status().code(), owned.status().message() +
+                                             " (the id was freed with its last renewed " +
+                                             "high-water mark)");
+  }
   Held& held = *owned.value().held;
   const Paths& p = owned.value().paths;
   Result<std::optional<Mark>> mark = read_mark(p.mark);
@@ -523,6 +607,17 @@ Status FileRegistry::release(const LeaseGrant& grant, WallTime high_water) {
   return result;
 }
 
+void FileRegistry::abandon(const LeaseGrant& grant) noexcept {
+  std::shared_ptr<Held> held = find(grant.token);
+  if (held == nullptr) return;  // released, lost and let go, or never ours
+  // Waits while a renew() or release() of this lease is under way (at most
+  // the mark-lock wait); nothing else holds held->mu for long.
+  std::lock_guard<std::mutex> lock(held->mu);
+  // No fence marker is removed: one left behind names a token no one has any
+  // more, and the next acquirer removes it.
+  drop_locked(*held);
+}
+
 Result<bool> FileRegistry::wait_lost(const LeaseGrant& grant, Duration timeout) {
   std::shared_ptr<Held> held = find(grant.token);
   if (held == nullptr) return true;
@@ -532,8 +627,8 @@ Result<bool> FileRegistry::wait_lost(const LeaseGrant& grant, Duration timeout) 
   for (;;) {
     {
       std::lock_guard<std::mutex> lock(held->mu);
-      if (held->fd < 0) return true;
-      bool lost = !same_file(held->fd, p.lock);
+      if (held->lock.get() < 0) return true;
+      bool lost = !same_file(held->lock.get(), p.lock);
       if (!lost) {
         // Read without the mark-lock: the marker is replaced atomically.
         Result<std::optional<FenceMarker>> marker = read_marker(p.fence);
@@ -679,6 +774,12 @@ Result<std::unique_ptr<WorkerRegistry>> make_file_registry(const Clock& clock,
   }
   if (options.poll_every <= Duration::zero() || options.poll_every > internal::kMaxPollEvery) {
     return Status(Code::kInvalidArgument, "poll_every must be more than 0 and at most 1 s");
+  }
+  if (options.host_lock_prefix.size() > internal::kMaxHostLockPrefix ||
+      options.host_lock_prefix.find('\0') != std::string::npos) {
+    return Status(Code::kInvalidArgument, "host_lock_prefix must be at most " +
+                                              std::to_string(internal::kMaxHostLockPrefix) +
+                                              " bytes with no NUL");
   }
   while (options.dir.size() > 1 && options.dir.back() == '/') options.dir.pop_back();
   if (Status s = internal::make_dirs(options.dir); !s.is_ok()) return s;

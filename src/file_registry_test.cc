@@ -1,5 +1,6 @@
-// Tests of the file registry: distinct ids across registries, threads and
-// processes; crashed holders; marks; quarantine; fencing; corrupt state.
+// Tests of the file registry: distinct ids across registries, threads,
+// processes and state directories; crashed holders; letting go; marks;
+// quarantine; fencing; corrupt state.
 #include "snowid/file_registry.h"
 
 #include <fcntl.h>
@@ -7,17 +8,22 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/file.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <cerrno>
 #include <chrono>
+#include <cstddef>
+#include <cstdint>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <map>
 #include <memory>
 #include <optional>
 #include <set>
@@ -42,6 +48,39 @@ const WallTime kStart = wall_from_unix_ms(1772323200000);
 // 4 regions of 8 hosts: small enough to fill.
 Layout small_layout() { return test_support::worker_block_layout("small", 2, 3); }
 
+// A host lock prefix no other test, here or in another process, uses: host
+// locks are host-wide, and tests run side by side.
+std::string unique_host_lock_prefix() {
+  std::uint64_t random = 0;
+  EXPECT_EQ(::getentropy(&random, sizeof random), 0);
+  return "snowid-test-" + std::to_string(::getpid()) + "-" + std::to_string(random);
+}
+
+// Whether someone has the abstract socket name "PREFIX/rR-hH" bound.
+bool host_lock_taken(const std::string& prefix, WorkerId w) {
+  const std::string name = prefix + "/r" + std::to_string(w.region) + "-h" + std::to_string(w.host);
+  const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  EXPECT_GE(fd, 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::memcpy(addr.sun_path + 1, name.data(), name.size());
+  const int rc = ::bind(fd, reinterpret_cast<const sockaddr*>(&addr),
+                        static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + 1 + name.size()));
+  const int err = errno;
+  ::close(fd);
+  EXPECT_TRUE(rc == 0 || err == EADDRINUSE) << std::strerror(err);
+  return rc != 0;
+}
+
+// Whether anyone holds the flock on `path` (which must exist).
+bool lock_file_taken(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  EXPECT_GE(fd, 0) << path;
+  const bool taken = ::flock(fd, LOCK_EX | LOCK_NB) != 0;
+  ::close(fd);
+  return taken;
+}
+
 class FileRegistryTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -57,10 +96,18 @@ class FileRegistryTest : public ::testing::Test {
 
   std::unique_ptr<WorkerRegistry> registry(Duration quarantine = Duration::zero(),
                                            const Clock* clock = nullptr) {
+    return registry_on(dir_, quarantine, clock);
+  }
+
+  // A registry on `dir`, which may be another state directory than dir_.
+  std::unique_ptr<WorkerRegistry> registry_on(const std::string& dir,
+                                              Duration quarantine = Duration::zero(),
+                                              const Clock* clock = nullptr) {
     FileRegistryOptions o;
-    o.dir = dir_;
+    o.dir = dir;
     o.layout = small_layout();
     o.quarantine = quarantine;
+    o.host_lock_prefix = host_prefix_;
     Result<std::unique_ptr<WorkerRegistry>> r =
         make_file_registry(clock != nullptr ? *clock : clock_, o);
     EXPECT_TRUE(r.is_ok()) << r.status().to_string();
@@ -103,6 +150,7 @@ class FileRegistryTest : public ::testing::Test {
   }
 
   std::string dir_;
+  const std::string host_prefix_ = unique_host_lock_prefix();
   SimulatedClock clock_{kStart};
 };
 
@@ -139,6 +187,17 @@ TEST_F(FileRegistryTest, RefusesBadOptions) {
   FileRegistryOptions no_poll = o;
   no_poll.poll_every = Duration::zero();
   EXPECT_EQ(code_of(no_poll), Code::kInvalidArgument);
+  FileRegistryOptions long_prefix = o;
+  long_prefix.host_lock_prefix = std::string(64, 'p');
+  EXPECT_EQ(code_of(long_prefix), Code::kOk);
+  long_prefix.host_lock_prefix += "p";
+  EXPECT_EQ(code_of(long_prefix), Code::kInvalidArgument);
+  FileRegistryOptions nul_prefix = o;
+  nul_prefix.host_lock_prefix = std::string("a\0b", 3);
+  EXPECT_EQ(code_of(nul_prefix), Code::kInvalidArgument);
+  FileRegistryOptions no_guard = o;
+  no_guard.host_lock_prefix = "";
+  EXPECT_EQ(code_of(no_guard), Code::kOk);
   FileRegistryOptions decode_only = o;
   decode_only.layout = preset("twitter").value();
   EXPECT_EQ(code_of(decode_only), Code::kInvalidArgument);
@@ -229,11 +288,13 @@ TEST_F(FileRegistryTest, TwoRegistriesInOneProcessExcludeEachOther) {
   EXPECT_NE(any->worker.host, 5u);
 }
 
-// A child process that acquires an id in `region` and reports its host over a
-// pipe (or 255 on failure), then holds it until every write end of `hold` is
+// A child process that acquires an id in `region` from a registry on `dir`
+// with host locks named after `host_prefix`, and reports its host over a pipe
+// (or 255 on failure), then holds it until every write end of `hold` is
 // closed. `parent_ends` (the pipes' other ends) are closed in the child.
-pid_t spawn_holder(const std::string& dir, std::uint32_t region, std::optional<std::uint32_t> host,
-                   WallTime renew_to, int report_fd, int hold_fd, std::vector<int> parent_ends) {
+pid_t spawn_holder(const std::string& dir, const std::string& host_prefix, std::uint32_t region,
+                   std::optional<std::uint32_t> host, WallTime renew_to, int report_fd, int hold_fd,
+                   std::vector<int> parent_ends) {
   const pid_t pid = ::fork();
   if (pid != 0) return pid;
   // The child: no gtest assertions here, only _exit.
@@ -242,6 +303,7 @@ pid_t spawn_holder(const std::string& dir, std::uint32_t region, std::optional<s
   FileRegistryOptions o;
   o.dir = dir;
   o.layout = small_layout();
+  o.host_lock_prefix = host_prefix;
   Result<std::unique_ptr<WorkerRegistry>> reg = make_file_registry(clock, o);
   unsigned char answer = 255;
   if (reg.is_ok()) {
@@ -294,8 +356,8 @@ TEST_F(FileRegistryTest, SeparateProcessesHoldDistinctIdsAndFreeThemWhenTheyExit
   Pipe report, hold;
   std::vector<pid_t> children;
   for (int i = 0; i < kChildren; ++i) {
-    children.push_back(spawn_holder(dir_, 1, std::nullopt, kStart + seconds(8), report.fds[1],
-                                    hold.fds[0], {report.fds[0], hold.fds[1]}));
+    children.push_back(spawn_holder(dir_, host_prefix_, 1, std::nullopt, kStart + seconds(8),
+                                    report.fds[1], hold.fds[0], {report.fds[0], hold.fds[1]}));
   }
   std::set<std::uint32_t> hosts;
   for (int i = 0; i < kChildren; ++i) {
@@ -331,8 +393,8 @@ TEST_F(FileRegistryTest, SeparateProcessesHoldDistinctIdsAndFreeThemWhenTheyExit
 TEST_F(FileRegistryTest, AKilledHoldersSuccessorWaitsOutItsMarkAndReceivesIt) {
   Pipe report, hold;
   const WallTime renewed = kStart + seconds(9);
-  const pid_t child =
-      spawn_holder(dir_, 0, 3, renewed, report.fds[1], hold.fds[0], {report.fds[0], hold.fds[1]});
+  const pid_t child = spawn_holder(dir_, host_prefix_, 0, 3, renewed, report.fds[1], hold.fds[0],
+                                   {report.fds[0], hold.fds[1]});
   ASSERT_EQ(read_byte(report.fds[0]), 3);
 
   auto reg = registry();
@@ -363,6 +425,137 @@ TEST_F(FileRegistryTest, AKilledHoldersSuccessorWaitsOutItsMarkAndReceivesIt) {
   Result<LeaseGrant> successor = reg->acquire(request(0, 3, renewed + seconds(8)));
   ASSERT_TRUE(successor.is_ok()) << successor.status().to_string();
   EXPECT_EQ(successor->previous_high_water, renewed);
+}
+
+// ---- Across state directories (issue: two users' default state
+// directories both handed out worker 0/0 and issued the same ids) ----
+
+TEST_F(FileRegistryTest, RegistriesOnDifferentDirectoriesNeverShareAnId) {
+  auto a = registry_on(dir_ + "/user-a");
+  auto b = registry_on(dir_ + "/user-b");
+  std::set<std::uint32_t> hosts;
+  for (int i = 0; i < 4; ++i) {
+    for (WorkerRegistry* reg : {a.get(), b.get()}) {
+      Result<LeaseGrant> g = reg->acquire(request(1, std::nullopt, kStart + seconds(8)));
+      ASSERT_TRUE(g.is_ok()) << g.status().to_string();
+      EXPECT_TRUE(hosts.insert(g->worker.host).second) << "host " << g->worker.host << " twice";
+    }
+  }
+  EXPECT_EQ(hosts.size(), 8u);
+  for (WorkerRegistry* reg : {a.get(), b.get()}) {
+    Result<LeaseGrant> full = reg->acquire(request(1, std::nullopt, kStart));
+    ASSERT_FALSE(full.is_ok());
+    EXPECT_EQ(full.status().code(), Code::kResourceExhausted);
+    EXPECT_NE(full.status().message().find("4 held through other registry directories"),
+              std::string::npos)
+        << full.status().message();
+  }
+}
+
+TEST_F(FileRegistryTest, APinnedIdHeldThroughAnotherDirectoryIsExhaustedAndSaysSo) {
+  auto a = registry_on(dir_ + "/user-a");
+  auto b = registry_on(dir_ + "/user-b");
+  ASSERT_TRUE(a->acquire(request(0, 0, kStart + seconds(8))).is_ok());
+  Result<LeaseGrant> pinned = b->acquire(request(0, 0, kStart + seconds(8)));
+  ASSERT_FALSE(pinned.is_ok());
+  EXPECT_EQ(pinned.status().code(), Code::kResourceExhausted);
+  EXPECT_NE(pinned.status().message().find("worker 0/0 is held through another registry "
+                                           "directory on this host"),
+            std::string::npos)
+      << pinned.status().message();
+  EXPECT_NE(pinned.status().message().find(host_prefix_ + "/r0-h0"), std::string::npos)
+      << pinned.status().message();
+  // The loser wrote nothing of its own for the id and holds nothing.
+  EXPECT_FALSE(lock_file_taken(dir_ + "/user-b/workers/r0-h0.lock"));
+  EXPECT_FALSE(fs::exists(dir_ + "/user-b/workers/r0-h0.mark"));
+  // Any-id requests pass it by.
+  Result<LeaseGrant> any = b->acquire(request(0, std::nullopt, kStart + seconds(8)));
+  ASSERT_TRUE(any.is_ok()) << any.status().to_string();
+  EXPECT_EQ(any->worker, (WorkerId{0, 1}));
+}
+
+TEST_F(FileRegistryTest, ConcurrentRegistriesOnManyDirectoriesNeverShareAnId) {
+  constexpr int kThreads = 16;
+  std::vector<std::unique_ptr<WorkerRegistry>> regs;
+  for (int i = 0; i < kThreads; ++i) regs.push_back(registry_on(dir_ + "/d" + std::to_string(i)));
+  std::vector<Result<LeaseGrant>> results(kThreads, Status(Code::kUnavailable, "not run"));
+  std::atomic<bool> go{false};
+  std::vector<std::thread> threads;
+  for (int i = 0; i < kThreads; ++i) {
+    threads.emplace_back([&, i] {
+      while (!go.load()) std::this_thread::yield();
+      results[i] = regs[i]->acquire(request(2, std::nullopt, kStart + seconds(8)));
+    });
+  }
+  go.store(true);
+  for (std::thread& t : threads) t.join();
+  std::set<std::uint32_t> hosts;
+  int exhausted = 0;
+  for (const Result<LeaseGrant>& r : results) {
+    if (r.is_ok()) {
+      EXPECT_TRUE(hosts.insert(r->worker.host).second) << "host " << r->worker.host << " twice";
+    } else {
+      EXPECT_EQ(r.status().code(), Code::kResourceExhausted) << r.status().to_string();
+      ++exhausted;
+    }
+  }
+  EXPECT_EQ(hosts.size(), 8u);
+  EXPECT_EQ(exhausted, kThreads - 8);
+}
+
+TEST_F(FileRegistryTest, ProcessesOnDifferentDirectoriesExcludeEachOtherUntilTheHolderDies) {
+  constexpr int kChildren = 5;
+  Pipe report, hold;
+  std::vector<pid_t> children;
+  std::map<std::uint32_t, pid_t> holder_of;
+  for (int i = 0; i < kChildren; ++i) {
+    children.push_back(spawn_holder(dir_ + "/child-" + std::to_string(i), host_prefix_, 1,
+                                    std::nullopt, kStart + seconds(8), report.fds[1], hold.fds[0],
+                                    {report.fds[0], hold.fds[1]}));
+  }
+  std::set<std::uint32_t> hosts;
+  for (int i = 0; i < kChildren; ++i) {
+    const unsigned char host = read_byte(report.fds[0]);
+    ASSERT_LT(host, 8) << "a child failed to acquire";
+    EXPECT_TRUE(hosts.insert(host).second) << "host " << int{host} << " twice";
+  }
+  // This process, on a directory of its own, takes the rest of the block.
+  auto reg = registry_on(dir_ + "/parent");
+  for (int i = kChildren; i < 8; ++i) {
+    Result<LeaseGrant> g = reg->acquire(request(1, std::nullopt, kStart + seconds(8)));
+    ASSERT_TRUE(g.is_ok()) << g.status().to_string();
+    EXPECT_TRUE(hosts.insert(g->worker.host).second) << "host " << g->worker.host << " twice";
+  }
+  EXPECT_EQ(reg->acquire(request(1, std::nullopt, kStart)).status().code(),
+            Code::kResourceExhausted);
+
+  // Kill one child: the kernel frees its host lock, and this directory, which
+  // has no mark of the id, hands it out at once.
+  ASSERT_EQ(::kill(children[0], SIGKILL), 0);
+  reap(children[0]);
+  Result<LeaseGrant> freed = reg->acquire(request(1, std::nullopt, kStart + seconds(8)));
+  ASSERT_TRUE(freed.is_ok()) << freed.status().to_string();
+  EXPECT_FALSE(freed->previous_high_water.has_value());  // marks are per directory
+  // Still no id twice: the one freed was one of the children's.
+  EXPECT_EQ(reg->acquire(request(1, std::nullopt, kStart)).status().code(),
+            Code::kResourceExhausted);
+  hold.close_end(1);
+  for (std::size_t i = 1; i < children.size(); ++i) reap(children[i]);
+}
+
+TEST_F(FileRegistryTest, AnEmptyHostLockPrefixOrADistinctOneTurnsTheGuardOff) {
+  auto guarded = registry_on(dir_ + "/a");
+  ASSERT_TRUE(guarded->acquire(request(0, 0, kStart + seconds(8))).is_ok());
+  for (const std::string& prefix : {std::string(), unique_host_lock_prefix()}) {
+    FileRegistryOptions o;
+    o.dir = dir_ + "/independent-" + std::to_string(prefix.size());
+    o.layout = small_layout();
+    o.host_lock_prefix = prefix;
+    Result<std::unique_ptr<WorkerRegistry>> other = make_file_registry(clock_, o);
+    ASSERT_TRUE(other.is_ok()) << other.status().to_string();
+    EXPECT_TRUE(other.value()->acquire(request(0, 0, kStart + seconds(8))).is_ok())
+        << "prefix \"" << prefix << "\"";
+  }
 }
 
 // ---- Marks ----
@@ -445,6 +638,155 @@ TEST_F(FileRegistryTest, AReleasedLeaseCanNeitherBeRenewedNorReleasedAgain) {
   Result<bool> lost = reg->wait_lost(g.value(), seconds(1));
   ASSERT_TRUE(lost.is_ok());
   EXPECT_TRUE(lost.value());
+}
+
+// ---- Letting go (issue: a lost lease, a failed release or a destroyed
+// registry kept its ids locked until the process exited) ----
+
+TEST_F(FileRegistryTest, AbandonFreesTheIdAndRecordsNothing) {
+  auto reg = registry();
+  auto other_dir = registry_on(dir_ + "/other");
+  Result<LeaseGrant> g = reg->acquire(request(0, 3, kStart + seconds(8)));
+  ASSERT_TRUE(g.is_ok());
+  ASSERT_TRUE(reg->renew(g.value(), kStart + seconds(11)).is_ok());
+  const std::string mark_before = read(worker_file("r0-h3.mark"));
+  EXPECT_TRUE(lock_file_taken(worker_file("r0-h3.lock")));
+  EXPECT_TRUE(host_lock_taken(host_prefix_, {0, 3}));
+
+  clock_.advance(seconds(1));
+  reg->abandon(g.value());
+  EXPECT_FALSE(lock_file_taken(worker_file("r0-h3.lock")));
+  EXPECT_FALSE(host_lock_taken(host_prefix_, {0, 3}));
+  // The mark is as last renewed; no release time.
+  EXPECT_EQ(read(worker_file("r0-h3.mark")), mark_before);
+  std::optional<WorkerRecord> rec = record_of(*reg, {0, 3});
+  ASSERT_TRUE(rec);
+  EXPECT_FALSE(rec->holder.has_value());
+  EXPECT_EQ(rec->high_water, kStart + seconds(11));
+  EXPECT_FALSE(rec->released_at.has_value());
+
+  // The lease is gone; abandoning it again, or a lease never held, is harmless.
+  EXPECT_EQ(reg->renew(g.value(), kStart + seconds(20)).code(), Code::kLeaseLost);
+  EXPECT_EQ(reg->release(g.value(), kStart + seconds(20)).code(), Code::kLeaseLost);
+  Result<bool> lost = reg->wait_lost(g.value(), seconds(1));
+  ASSERT_TRUE(lost.is_ok());
+  EXPECT_TRUE(lost.value());
+  reg->abandon(g.value());
+  reg->abandon(LeaseGrant{{0, 3}, "no-such-token", std::nullopt});
+  EXPECT_EQ(read(worker_file("r0-h3.mark")), mark_before);
+
+  // Another directory can take it now (without its mark), and this one once
+  // the mark has passed.
+  Result<LeaseGrant> elsewhere = other_dir->acquire(request(0, 3, kStart + seconds(9)));
+  ASSERT_TRUE(elsewhere.is_ok()) << elsewhere.status().to_string();
+  other_dir->abandon(elsewhere.value());
+  clock_.set_wall(kStart + seconds(11));
+  Result<LeaseGrant> next = reg->acquire(request(0, 3, kStart + seconds(19)));
+  ASSERT_TRUE(next.is_ok()) << next.status().to_string();
+  EXPECT_EQ(next->previous_high_water, kStart + seconds(11));
+}
+
+TEST_F(FileRegistryTest, AbandonEndsAWaitLostInProgress) {
+  auto reg = registry(Duration::zero(), &system_clock());
+  Result<LeaseGrant> g = reg->acquire(request(0, 0, system_clock().wall_now() + seconds(8)));
+  ASSERT_TRUE(g.is_ok());
+  Result<bool> lost = false;
+  std::thread waiter([&] { lost = reg->wait_lost(g.value(), seconds(30)); });
+  reg->abandon(g.value());
+  waiter.join();
+  ASSERT_TRUE(lost.is_ok());
+  EXPECT_TRUE(lost.value());
+}
+
+TEST_F(FileRegistryTest, AbandoningAFencedLeaseLeavesTheMarkerForTheNextAcquirer) {
+  auto holder = registry();
+  auto operator_reg = registry();
+  Result<LeaseGrant> g = holder->acquire(request(1, 1, kStart + seconds(8)));
+  ASSERT_TRUE(g.is_ok());
+  ASSERT_TRUE(operator_reg->fence({1, 1}).is_ok());
+  holder->abandon(g.value());
+  EXPECT_TRUE(fs::exists(worker_file("r1-h1.fence")));
+  EXPECT_EQ(operator_reg->fence({1, 1}).code(), Code::kNotFound);
+  clock_.set_wall(kStart + seconds(8));
+  Result<LeaseGrant> next = operator_reg->acquire(request(1, 1, kStart + seconds(16)));
+  ASSERT_TRUE(next.is_ok()) << next.status().to_string();
+  EXPECT_FALSE(fs::exists(worker_file("r1-h1.fence")));
+  clock_.set_auto_advance(true);  // wait_lost() pauses on the simulated clock
+  Result<bool> lost = operator_reg->wait_lost(next.value(), milliseconds(1));
+  ASSERT_TRUE(lost.is_ok());
+  EXPECT_FALSE(lost.value());
+}
+
+TEST_F(FileRegistryTest, AReleaseThatCannotTakeTheMarkLockStillFreesTheId) {
+  auto reg = registry();
+  Result<LeaseGrant> g = reg->acquire(request(0, 5, kStart + seconds(8)));
+  ASSERT_TRUE(g.is_ok());
+  ASSERT_TRUE(reg->renew(g.value(), kStart + seconds(10)).is_ok());
+  const std::string mark_before = read(worker_file("r0-h5.mark"));
+  // As a process stopped while it changes the id's mark would.
+  const int fd = ::open(worker_file("r0-h5.mark-lock").c_str(), O_RDWR | O_CLOEXEC);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(::flock(fd, LOCK_EX), 0);
+  clock_.set_auto_advance(true);  // the 2 s wait passes on the simulated clock
+
+  const Status released = reg->release(g.value(), kStart + seconds(1));
+  EXPECT_EQ(released.code(), Code::kUnavailable);
+  EXPECT_NE(released.message().find("r0-h5.mark-lock"), std::string::npos) << released.message();
+  EXPECT_NE(released.message().find("freed with its last renewed high-water mark"),
+            std::string::npos)
+      << released.message();
+  EXPECT_FALSE(lock_file_taken(worker_file("r0-h5.lock")));
+  EXPECT_FALSE(host_lock_taken(host_prefix_, {0, 5}));
+  EXPECT_EQ(read(worker_file("r0-h5.mark")), mark_before);
+  EXPECT_EQ(reg->renew(g.value(), kStart + seconds(20)).code(), Code::kLeaseLost);
+  EXPECT_EQ(reg->release(g.value(), kStart + seconds(20)).code(), Code::kLeaseLost);
+  ::close(fd);
+
+  // The successor waits out the renewed mark, the last thing recorded.
+  clock_.set_auto_advance(false);
+  clock_.set_wall(kStart + seconds(10));
+  Result<LeaseGrant> next = reg->acquire(request(0, 5, kStart + seconds(18)));
+  ASSERT_TRUE(next.is_ok()) << next.status().to_string();
+  EXPECT_EQ(next->previous_high_water, kStart + seconds(10));
+}
+
+TEST_F(FileRegistryTest, AReleaseThatFindsTheMarkDamagedStillFreesTheId) {
+  auto reg = registry();
+  Result<LeaseGrant> g = reg->acquire(request(0, 6, kStart + seconds(8)));
+  ASSERT_TRUE(g.is_ok());
+  write(worker_file("r0-h6.mark"), "damaged");
+  EXPECT_EQ(reg->release(g.value(), kStart + seconds(1)).code(), Code::kDataLoss);
+  EXPECT_FALSE(lock_file_taken(worker_file("r0-h6.lock")));
+  EXPECT_FALSE(host_lock_taken(host_prefix_, {0, 6}));
+  EXPECT_EQ(read(worker_file("r0-h6.mark")), "damaged");  // the evidence stays
+}
+
+TEST_F(FileRegistryTest, DestroyingARegistryFreesEveryIdItStillHolds) {
+  auto reg = registry();
+  std::vector<LeaseGrant> grants;
+  for (int i = 0; i < 3; ++i) {
+    Result<LeaseGrant> g = reg->acquire(request(2, std::nullopt, kStart + seconds(8)));
+    ASSERT_TRUE(g.is_ok());
+    grants.push_back(g.value());
+  }
+  // One let go already, one fenced but not yet noticed.
+  ASSERT_TRUE(reg->release(grants[0], kStart).is_ok());
+  ASSERT_TRUE(registry()->fence(grants[1].worker).is_ok());
+  const std::string mark_before = read(worker_file("r2-h2.mark"));
+  reg.reset();
+  for (const LeaseGrant& g : grants) {
+    const std::string name = "r2-h" + std::to_string(g.worker.host);
+    EXPECT_FALSE(lock_file_taken(worker_file(name + ".lock"))) << name;
+    EXPECT_FALSE(host_lock_taken(host_prefix_, g.worker)) << name;
+  }
+  EXPECT_EQ(read(worker_file("r2-h2.mark")), mark_before);  // nothing recorded
+
+  auto successor = registry();
+  clock_.set_wall(kStart + seconds(8));
+  for (const LeaseGrant& g : grants) {
+    EXPECT_TRUE(successor->acquire(request(2, g.worker.host, kStart + seconds(16))).is_ok())
+        << g.worker.host;
+  }
 }
 
 // ---- Choosing an id; quarantine ----

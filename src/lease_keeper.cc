@@ -23,7 +23,7 @@ constexpr Duration kMaxSleep = std::chrono::milliseconds(100);
 // How long one wait_lost() call of the watcher lasts before it asks again.
 // Stopping does not wait it out (wake_waiters()), so it can be long: each
 // call may cost the registry a new watch.
-constexpr Duration kWatchSlice = std::chrono::seconds(2);
+constexpr Duration kWatchSlice = std::chrono::seconds(30);
 // How often stop_threads() repeats wake_waiters() until the watcher is out:
 // a wake can land just before the watcher enters its next call.
 constexpr Duration kWakeRepeat = std::chrono::milliseconds(5);
@@ -72,6 +72,9 @@ struct LeaseKeeper::Impl {
   std::thread renewer;
   std::thread watcher;
 
+  // Set by the first abandon(): the registry is asked once per keeper.
+  std::atomic<bool> abandoned{false};
+
   // Moves to `next` unless the state is terminal (LOST and RELEASED never
   // change) or already `next`, then tells on_state.
   void set_state(LeaseState next, const Status& why) {
@@ -85,8 +88,21 @@ struct LeaseKeeper::Impl {
     if (opt.on_state) opt.on_state(next, why);
   }
 
+  // Lets the registry drop what it holds for a lease this keeper will not
+  // use again (a file lock, a lease that has not expired yet). At most once.
+  // The registry call is brief: callers may hold renew_mu, which only
+  // renewals and the release take, and which they hold across registry calls
+  // anyway, but none of the locks state(), stats() or stop_threads() take.
+  void abandon() noexcept {
+    if (!abandoned.exchange(true, std::memory_order_acq_rel)) registry.abandon(grant);
+  }
+
+  // The lease is gone: stop issuing, let the registry drop it, then tell.
+  // Abandoning before on_state lets a LeasedGenerator that re-acquires on
+  // hearing of the loss find the id already free.
   void lose(const Status& why) {
     guard->mark_lost();
+    abandon();
     set_state(LeaseState::kLost, why);
   }
 
@@ -238,7 +254,14 @@ Result<std::unique_ptr<LeaseKeeper>> LeaseKeeper::acquire(const Clock& clock,
 
 LeaseKeeper::LeaseKeeper(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
-LeaseKeeper::~LeaseKeeper() { impl_->stop_threads(); }
+LeaseKeeper::~LeaseKeeper() {
+  Impl& k = *impl_;
+  k.stop_threads();
+  // Like a crash for the mark, which stays; but local resources (a file
+  // lock) must not outlive the keeper.
+  k.guard->mark_lost();
+  if (k.state_value.load(std::memory_order_acquire) != LeaseState::kReleased) k.abandon();
+}
 
 const LeaseGrant& LeaseKeeper::grant() const noexcept { return impl_->grant; }
 WorkerId LeaseKeeper::worker() const noexcept { return impl_->grant.worker; }
@@ -267,6 +290,7 @@ Status LeaseKeeper::release(std::optional<WallTime> last_issued) {
   const LeaseState st = k.state_value.load(std::memory_order_acquire);
   if (st == LeaseState::kReleased) return Status(Code::kFailedPrecondition, "already released");
   if (st == LeaseState::kLost) {
+    k.abandon();  // done already by whoever declared it lost
     return Status(Code::kLeaseLost, "lease on worker " + worker_text(k.grant.worker) +
                                         " is lost: nothing to release");
   }
@@ -282,7 +306,9 @@ Status LeaseKeeper::release(std::optional<WallTime> last_issued) {
     k.set_state(LeaseState::kReleased, Status::ok());
   } else {
     // Not given back: the lease will expire on its own, with the mark the
-    // registry already has. This holder has stopped for good either way.
+    // registry already has, unless abandoning revokes it sooner. This holder
+    // has stopped for good either way.
+    k.abandon();
     k.set_state(LeaseState::kLost, s);
   }
   return s;

@@ -560,14 +560,136 @@ TEST_F(LeaseKeeperTest, BadTimingIsRefusedBeforeTheRegistryIsAsked) {
   EXPECT_EQ(registry.acquires(), 0u);
 }
 
-TEST_F(LeaseKeeperTest, DestroyingAKeeperDoesNotReleaseItsId) {
+TEST_F(LeaseKeeperTest, DestroyingAKeeperAbandonsItsIdWithoutReleasingIt) {
   auto k = acquire();
   ASSERT_NE(k, nullptr);
   k->start();
   const WorkerId w = k->worker();
+  const std::shared_ptr<const LeaseGuard> guard = k->guard();
+  const WallTime mark = *registry.record(w)->high_water;
   k.reset();
-  EXPECT_TRUE(registry.held(w)) << "like a crash: the lease stays until it expires";
+  EXPECT_EQ(registry.releases(), 0u) << "like a crash for the mark: nothing is recorded";
+  EXPECT_EQ(registry.abandons(), 1u) << "but nothing is kept held either (a file lock)";
+  EXPECT_FALSE(registry.held(w));
+  const auto rec = registry.record(w);
+  EXPECT_EQ(rec->high_water, mark);
+  EXPECT_FALSE(rec->released_at.has_value());
+  EXPECT_EQ(rec->quarantined_until, mark + 5s);
+  EXPECT_TRUE(guard->lost()) << "a generator still holding the guard stops with the keeper";
+}
+
+TEST_F(LeaseKeeperTest, AReleasedKeeperIsNotAbandoned) {
+  auto k = acquire();
+  ASSERT_NE(k, nullptr);
+  k->start();
+  ASSERT_TRUE(k->release(std::nullopt).is_ok());
+  k.reset();
+  EXPECT_EQ(registry.abandons(), 0u);
+  EXPECT_EQ(registry.releases(), 1u);
+}
+
+// The keeper gives up at ttl after its last good send. Here the registry
+// took every renewal but the replies were lost, so by its own count the lease
+// would live on: abandoning is what frees the id.
+TEST_F(LeaseKeeperTest, TimerDeclaredLossAbandonsTheLeaseAndTheIdIsFree) {
+  const MonoTime t0 = clock.mono_now();
+  auto k = acquire();
+  ASSERT_NE(k, nullptr);
+  registry.set_lose_reply(true);
+  for (Duration t = 3s; t < 10s; t += 500ms) {
+    at(t0, t);
+    (void)k->renew_if_due();
+  }
+  ASSERT_EQ(k->state(), LeaseState::kUncertain);
+  ASSERT_TRUE(registry.held(k->worker())) << "renewed in the registry until t0 + 19.5 s";
+  const WallTime mark = *registry.record(k->worker())->high_water;
+  EXPECT_EQ(registry.abandons(), 0u);
+  at(t0, 10s);
+  EXPECT_EQ(k->renew_if_due(), MonoTime::max());
+  EXPECT_EQ(k->state(), LeaseState::kLost);
+  EXPECT_EQ(registry.abandons(), 1u);
+  EXPECT_FALSE(registry.held(k->worker()));
+  const auto rec = registry.record(k->worker());
+  EXPECT_EQ(rec->high_water, mark) << "the mark stays: it covers every id issued";
+  EXPECT_FALSE(rec->released_at.has_value());
+  registry.set_lose_reply(false);
+  EXPECT_EQ(k->release(clock.wall_now()).code(), Code::kLeaseLost);
+  k.reset();
+  EXPECT_EQ(registry.abandons(), 1u) << "once per keeper";
   EXPECT_EQ(registry.releases(), 0u);
+}
+
+TEST_F(LeaseKeeperTest, RenewalAnsweredLeaseLostAbandonsOnce) {
+  const MonoTime t0 = clock.mono_now();
+  auto k = acquire();
+  ASSERT_NE(k, nullptr);
+  ASSERT_TRUE(registry.fence(k->worker()).is_ok());
+  at(t0, 3s);
+  (void)k->renew_if_due();
+  ASSERT_EQ(k->state(), LeaseState::kLost);
+  EXPECT_EQ(registry.abandons(), 1u);
+  at(t0, 6s);
+  (void)k->renew_if_due();
+  EXPECT_EQ(k->release(std::nullopt).code(), Code::kLeaseLost);
+  k.reset();
+  EXPECT_EQ(registry.abandons(), 1u);
+}
+
+TEST_F(LeaseKeeperTest, RevocationSeenByTheWatcherAbandonsOnce) {
+  auto k = acquire();
+  ASSERT_NE(k, nullptr);
+  k->start();
+  ASSERT_TRUE(registry.fence(k->worker()).is_ok());
+  ASSERT_TRUE(eventually([&] { return k->state() == LeaseState::kLost; }));
+  EXPECT_EQ(registry.abandons(), 1u);
+  EXPECT_EQ(k->release(std::nullopt).code(), Code::kLeaseLost);
+  k.reset();
+  EXPECT_EQ(registry.abandons(), 1u);
+}
+
+TEST_F(LeaseKeeperTest, FailedReleaseAbandonsTheLeaseAndIsLost) {
+  auto k = acquire();
+  ASSERT_NE(k, nullptr);
+  const WorkerId w = k->worker();
+  registry.set_unavailable(true);
+  EXPECT_EQ(k->release(clock.wall_now()).code(), Code::kUnavailable);
+  EXPECT_EQ(k->state(), LeaseState::kLost);
+  EXPECT_TRUE(k->guard()->lost());
+  EXPECT_EQ(registry.abandons(), 1u);
+  registry.set_unavailable(false);
+  EXPECT_TRUE(registry.held(w)) << "the revoke could not reach the registry either";
+  clock.advance(10s);
+  EXPECT_FALSE(registry.held(w)) << "the lease runs out on its own";
+  k.reset();
+  EXPECT_EQ(registry.abandons(), 1u);
+
+  // The release took effect but its reply was lost: abandoning is harmless.
+  auto k2 = acquire();
+  ASSERT_NE(k2, nullptr);
+  registry.set_lose_reply(true);
+  EXPECT_EQ(k2->release(std::nullopt).code(), Code::kUnavailable);
+  registry.set_lose_reply(false);
+  EXPECT_EQ(registry.abandons(), 2u);
+  EXPECT_EQ(registry.releases(), 1u);
+  EXPECT_TRUE(registry.record(k2->worker())->released_at.has_value());
+}
+
+// The watcher waits up to 30 s in one wait_lost(); stopping wakes it.
+TEST_F(LeaseKeeperTest, StoppingDoesNotWaitOutTheWatchersCall) {
+  auto k = acquire();
+  ASSERT_NE(k, nullptr);
+  k->start();
+  std::this_thread::sleep_for(50ms);  // the watcher is inside wait_lost() by now
+  const auto start = std::chrono::steady_clock::now();
+  ASSERT_TRUE(k->release(std::nullopt).is_ok());
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 1s);
+  auto k2 = acquire();
+  ASSERT_NE(k2, nullptr);
+  k2->start();
+  std::this_thread::sleep_for(50ms);
+  const auto start2 = std::chrono::steady_clock::now();
+  k2.reset();
+  EXPECT_LT(std::chrono::steady_clock::now() - start2, 1s);
 }
 
 // The in-memory registry itself: the parts of the contract the keeper's
@@ -688,6 +810,34 @@ TEST_F(MemoryRegistryTest, FenceRevokesKeepsTheMarkAndWakesWaiters) {
   EXPECT_EQ(rec->released_at, clock.wall_now());
   EXPECT_EQ(registry.fence({0, 3}).code(), Code::kNotFound);
   EXPECT_EQ(registry.release(g.value(), lease_test_start()).code(), Code::kLeaseLost);
+}
+
+TEST_F(MemoryRegistryTest, AbandonDropsTheHolderKeepsTheMarkAndRecordsNoReleaseTime) {
+  MemoryRegistry registry(clock, tiny_layout(), 1s);
+  auto g = registry.acquire(request(2));
+  ASSERT_TRUE(g.is_ok());
+  registry.abandon(g.value());
+  EXPECT_FALSE(registry.held({0, 2}));
+  auto rec = registry.record({0, 2});
+  EXPECT_EQ(rec->high_water, lease_test_start() + 8s);
+  EXPECT_FALSE(rec->released_at.has_value());
+  EXPECT_EQ(rec->quarantined_until, lease_test_start() + 9s) << "from the mark alone";
+  EXPECT_EQ(registry.wait_lost(g.value(), 10s).value(), true);
+  EXPECT_EQ(registry.release(g.value(), lease_test_start()).code(), Code::kLeaseLost);
+  registry.abandon(g.value());  // harmless once gone
+
+  clock.advance(9s);
+  auto next = registry.acquire(request(2));
+  ASSERT_TRUE(next.is_ok());
+  registry.abandon(g.value());  // the old grant does not touch the new holder
+  EXPECT_TRUE(registry.held({0, 2}));
+  registry.set_unavailable(true);
+  registry.abandon(next.value());
+  registry.set_unavailable(false);
+  EXPECT_TRUE(registry.held({0, 2})) << "unavailable: like a revoke that cannot get through";
+  EXPECT_EQ(registry.abandons(), 4u);
+  EXPECT_EQ(registry.releases(), 0u);
+  EXPECT_EQ(registry.fences(), 0u);
 }
 
 TEST_F(MemoryRegistryTest, UnavailableChangesNothing) {

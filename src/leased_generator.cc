@@ -7,7 +7,13 @@
 // kept in `incarnations` until destruction. That costs one small object per
 // lost lease (a stopped keeper and a closed generator, a few hundred bytes),
 // which is nothing at the rate leases are lost, and keeps the hot path free
-// of reference counting.
+// of reference counting. The retired keeper's threads are joined when it is
+// retired, not at destruction: a finished thread that is not joined keeps its
+// whole stack mapped (about 8 MB each, two per keeper).
+//
+// The clock going back is reported by one generator, which may no longer be
+// the current one by the time the report is handled: the report names its
+// incarnation, and a replacement is published only if no report has landed.
 #include "snowid/leased_generator.h"
 
 #include <algorithm>
@@ -25,13 +31,17 @@ namespace {
 // The background thread re-reads the injected clock at least this often, so
 // it follows a clock that does not run with real time.
 constexpr Duration kMaxSleep = std::chrono::milliseconds(100);
+// After each failed re-acquisition the wait before the next one doubles, from
+// reacquire_every up to this (or reacquire_every, if that is longer): a
+// registry that keeps refusing is not asked in a tight loop.
+constexpr Duration kMaxReacquireDelay = std::chrono::seconds(30);
 
 std::string worker_text(WorkerId w) {
   return std::to_string(w.region) + "/" + std::to_string(w.host);
 }
 
-// One lease and the generator issuing under it. Only `retired` changes after
-// the Incarnation is published.
+// One lease and the generator issuing under it. Only `retired`, `stopped`
+// and `close_status` change after the Incarnation is published.
 struct Incarnation {
   std::unique_ptr<LeaseKeeper> keeper;
   std::unique_ptr<Generator> generator;
@@ -39,16 +49,20 @@ struct Incarnation {
   // last_ticks() passes it only once an id has been issued.
   std::int64_t initial_ticks = 0;
   std::optional<WallTime> wait_until;
-  // Lost; the background thread has closed the generator and is acquiring a
-  // replacement.
+  // Lost (a replacement is being acquired) or given back: not to issue from.
   std::atomic<bool> retired{false};
+  // Whether the generator was closed, and what close() answered. Only the
+  // thread that retires incarnations touches them: the background thread,
+  // then close() once that thread has stopped.
+  bool stopped = false;
+  Status close_status;
 };
 
 }  // namespace
 
 struct LeasedGenerator::Impl {
   Impl(const Clock& c, WorkerRegistry& r, LeasedGeneratorOptions o)
-      : clock(c), registry(r), opt(std::move(o)) {}
+      : clock(c), registry(r), opt(std::move(o)), reacquire_delay(opt.reacquire_every) {}
 
   // Stops the background thread, then the keepers' threads; releases nothing.
   ~Impl() {
@@ -67,9 +81,12 @@ struct LeasedGenerator::Impl {
   const LeasedGeneratorOptions opt;
 
   std::atomic<Incarnation*> current{nullptr};
-  std::atomic<bool> unhealthy{false};  // set on the thread that saw the clock go back
+  // Set on the thread that saw the clock go back, once unhealthy_status is.
+  std::atomic<bool> unhealthy{false};
   std::atomic<bool> closed{false};
   std::atomic<std::uint64_t> reacquisitions{0};
+  // The wait after the next failed re-acquisition. Background thread only.
+  Duration reacquire_delay;
 
   // Guards everything below. Never held while calling into a keeper (their
   // callbacks take it) or the registry.
@@ -78,8 +95,10 @@ struct LeasedGenerator::Impl {
   std::vector<std::unique_ptr<Incarnation>> incarnations;  // every one ever published
   bool stop = false;
   bool lost_signal = false;        // a keeper reported LOST
-  bool unhealthy_signal = false;   // the generator turned unhealthy
+  bool unhealthy_signal = false;   // a generator turned unhealthy
   bool unhealthy_handled = false;  // its lease released and the user told
+  // The incarnation whose generator reported first; the status it reported.
+  Incarnation* unhealthy_reporter = nullptr;
   Status unhealthy_status;
   Status lost_status;
   std::thread background;
@@ -100,16 +119,27 @@ struct LeasedGenerator::Impl {
     if (opt.lease.on_state) opt.lease.on_state(state, status);
   }
 
-  // On the thread that saw the clock go back. The release and the user's
-  // callback follow on the background thread.
-  void on_generator_unhealthy(const Status& status) {
-    unhealthy.store(true, std::memory_order_release);
+  // On the thread that saw the clock go back, in `reporter`'s generator. The
+  // release and the user's callback follow on the background thread.
+  void on_generator_unhealthy(Incarnation* reporter, const Status& status) {
     {
       std::lock_guard<std::mutex> lock(mu);
-      unhealthy_signal = true;
-      unhealthy_status = status;
+      if (!unhealthy_signal) {
+        unhealthy_signal = true;
+        unhealthy_reporter = reporter;
+        unhealthy_status = status;
+      }
     }
+    unhealthy.store(true, std::memory_order_release);
     wake.notify_all();
+  }
+
+  // The mark to release an id with when nothing was issued under it: the
+  // previous holders' mark, or the epoch (no id is older) for an id never
+  // used. Not the mark just recorded for the holder, which would keep the id
+  // out of reach stop_after longer than needed.
+  WallTime nothing_issued(const LeaseKeeper& k) const {
+    return k.grant().previous_high_water.value_or(opt.generator.layout.epoch());
   }
 
   // Acquires a lease and builds its generator; the keeper's threads run.
@@ -119,6 +149,7 @@ struct LeasedGenerator::Impl {
     Result<std::unique_ptr<LeaseKeeper>> keeper = LeaseKeeper::acquire(clock, registry, ko);
     if (!keeper.is_ok()) return keeper.status();
     auto inc = std::make_unique<Incarnation>();
+    Incarnation* raw = inc.get();
     inc->keeper = std::move(keeper).value();
     LeaseKeeper& k = *inc->keeper;
 
@@ -129,12 +160,16 @@ struct LeasedGenerator::Impl {
     // starts at the first tick that begins at or after it.
     go.wait_until = k.wait_until();
     if (opt.fence_store_for) go.fence_store = opt.fence_store_for(go.worker);
-    go.on_unhealthy = [this](const Status& s) { on_generator_unhealthy(s); };
+    // The report names this incarnation: by the time it is handled, another
+    // one may be current.
+    go.on_unhealthy = [this, raw](const Status& s) { on_generator_unhealthy(raw, s); };
     inc->wait_until = go.wait_until;
     Result<std::unique_ptr<Generator>> gen = Generator::create(clock, std::move(go));
     if (!gen.is_ok()) {
-      // Nothing was issued; give the id back with the mark already recorded.
-      (void)k.release(std::nullopt);
+      // Nothing was issued (an unreadable fence, say). Released with the
+      // renewal mark, every failed retry would quarantine one more id of the
+      // block for stop_after longer.
+      (void)k.release(nothing_issued(k));
       return gen.status();
     }
     inc->generator = std::move(gen).value();
@@ -143,27 +178,54 @@ struct LeasedGenerator::Impl {
     return inc;
   }
 
-  void publish(std::unique_ptr<Incarnation> inc) {
+  // Makes `inc` the one callers issue from. Requires mu.
+  void publish_locked(std::unique_ptr<Incarnation> inc) {
     Incarnation* raw = inc.get();
-    {
-      std::lock_guard<std::mutex> lock(mu);
-      incarnations.push_back(std::move(inc));
-    }
+    incarnations.push_back(std::move(inc));
     current.store(raw, std::memory_order_release);
-    event("acquired worker " + worker_text(raw->keeper->worker()), Status::ok());
   }
 
-  // The exact instant of the last id `inc` issued; its generator must have
-  // stopped. nullopt if it issued none.
+  // Closes the generator of `inc` once; later calls return the first answer.
+  Status stop_generator(Incarnation& inc) {
+    if (!inc.stopped) {
+      inc.stopped = true;
+      inc.close_status = inc.generator->close();
+    }
+    return inc.close_status;
+  }
+
+  // The exact instant of the last id `inc` issued; nullopt if it issued none.
+  // Only exact once its generator has stopped: call stop_generator() first.
   std::optional<WallTime> last_issued(const Incarnation& inc) const {
     const std::int64_t last = inc.generator->last_ticks();
     if (last <= inc.initial_ticks) return std::nullopt;
     return opt.generator.layout.time_of_ticks(last);
   }
 
-  // Waits on the injected clock until `until`; false if stopping.
+  // Stops the generator of `inc`, then releases its lease with the exact last
+  // instant issued. On a lease already lost or released this only stops the
+  // keeper's threads, and answers kLeaseLost or kFailedPrecondition.
+  Status give_back(Incarnation& inc) {
+    inc.retired.store(true, std::memory_order_release);
+    (void)stop_generator(inc);
+    return inc.keeper->release(last_issued(inc));
+  }
+
+  // Gives back the lease of an incarnation that was never published, so
+  // nothing was issued under it.
+  void discard(std::unique_ptr<Incarnation> inc) {
+    inc->retired.store(true, std::memory_order_release);
+    (void)stop_generator(*inc);
+    const Status s = inc->keeper->release(nothing_issued(*inc->keeper));
+    event((s.is_ok() ? "released unused worker " : "release failed for unused worker ") +
+              worker_text(inc->keeper->worker()),
+          s);
+  }
+
+  // Waits on the injected clock until `until`; false if stopping or the
+  // clock went back meanwhile. Requires mu (through `lock`).
   bool sleep_until(std::unique_lock<std::mutex>& lock, MonoTime until) {
-    while (!stop) {
+    while (!stop && !unhealthy_signal) {
       const Duration left = until - clock.mono_now();
       if (left <= Duration::zero()) return true;
       wake.wait_for(lock, std::min(left, kMaxSleep));
@@ -172,60 +234,89 @@ struct LeasedGenerator::Impl {
   }
 
   // The lease of `inc` is lost: stop it and acquire a fresh id, retrying
-  // every reacquire_every until it works or the object is closed.
+  // with a growing delay until it works, the object is closed or a generator
+  // reports the clock gone back (a host whose clock cannot be trusted takes
+  // no new id). Requires mu (through `lock`), which it releases meanwhile.
   void replace(Incarnation& inc, std::unique_lock<std::mutex>& lock) {
     const Status why = lost_status;
     lock.unlock();
     inc.retired.store(true, std::memory_order_release);
-    // Already refusing (its guard is lost); closing records its exact last
-    // tick in its fence store. A lost lease cannot be released.
-    (void)inc.generator->close();
     event("lease lost on worker " + worker_text(inc.keeper->worker()), why);
+    // Already refusing (its guard is lost); closing records its exact last
+    // tick in its fence store. A lost lease cannot be released: this only
+    // joins the keeper's finished threads.
+    (void)stop_generator(inc);
+    (void)inc.keeper->release(std::nullopt);
     for (;;) {
+      lock.lock();
+      if (stop || unhealthy_signal) return;
+      lock.unlock();
       Result<std::unique_ptr<Incarnation>> next = make_incarnation();
       if (next.is_ok()) {
-        publish(std::move(next).value());
+        std::unique_ptr<Incarnation> fresh = std::move(next).value();
+        const WorkerId worker = fresh->keeper->worker();
+        lock.lock();
+        // Checked again under mu: a report that landed while acquiring must
+        // not be followed by a new generator, and run() handles it next.
+        if (stop || unhealthy_signal) {
+          lock.unlock();
+          discard(std::move(fresh));
+          lock.lock();
+          return;
+        }
+        publish_locked(std::move(fresh));
+        reacquire_delay = opt.reacquire_every;
+        lock.unlock();
+        event("acquired worker " + worker_text(worker), Status::ok());
         // Counted after publishing: whoever sees the count also sees the new
-        // generator through `current`.
+        // generator through `current`, and the event.
         reacquisitions.fetch_add(1, std::memory_order_acq_rel);
         lock.lock();
         return;
       }
+      // Counted from the failure, before telling of it.
+      const MonoTime retry_at = clock.mono_now() + reacquire_delay;
+      const Duration cap = std::max(kMaxReacquireDelay, opt.reacquire_every);
+      reacquire_delay = reacquire_delay >= cap / 2 ? cap : reacquire_delay * 2;
       event("acquire failed", next.status());
-      const MonoTime retry_at = clock.mono_now() + opt.reacquire_every;
       lock.lock();
       if (!sleep_until(lock, retry_at)) return;
       lock.unlock();
     }
   }
 
-  // The clock went back beyond max_backward: give the id back (the generator
-  // has stopped, so its last tick is exact) and stay unhealthy.
-  void retire_unhealthy(Incarnation& inc, const Status& why) {
-    Status s = Status::ok();
-    const LeaseState state = inc.keeper->state();
-    if (state == LeaseState::kHeld || state == LeaseState::kUncertain) {
-      s = inc.keeper->release(last_issued(inc));
-    }
-    event("clock moved back: released worker " + worker_text(inc.keeper->worker()),
-          s.is_ok() ? why : s);
+  // The clock went back beyond max_backward in `reporter`'s generator: give
+  // its id back (the generator has stopped, so its last tick is exact) and
+  // stay unhealthy. If a replacement was published before the report landed,
+  // it is given back too: a host whose clock cannot be trusted holds no id.
+  // Runs on the background thread, or in close() once that has stopped.
+  void retire_unhealthy(Incarnation& reporter, const Status& why) {
+    auto tell = [&](Incarnation& inc, const Status& s) {
+      event((s.is_ok() ? "clock moved back: released worker "
+                       : "clock moved back: did not release worker ") +
+                worker_text(inc.keeper->worker()),
+            s.is_ok() ? why : s);
+    };
+    tell(reporter, give_back(reporter));
+    Incarnation& cur = *current.load(std::memory_order_acquire);
+    if (&cur != &reporter) tell(cur, give_back(cur));
     if (opt.generator.on_unhealthy) opt.generator.on_unhealthy(why);
   }
 
   void run() {
     std::unique_lock<std::mutex> lock(mu);
     while (!stop) {
-      Incarnation* inc = current.load(std::memory_order_acquire);
       if (unhealthy_signal && !unhealthy_handled) {
         unhealthy_handled = true;
+        Incarnation* reporter = unhealthy_reporter;
         const Status why = unhealthy_status;
         lock.unlock();
-        retire_unhealthy(*inc, why);
+        retire_unhealthy(*reporter, why);
         lock.lock();
         continue;
       }
-      if (!unhealthy_handled && !unhealthy.load(std::memory_order_acquire) &&
-          inc->keeper->state() == LeaseState::kLost) {
+      Incarnation* inc = current.load(std::memory_order_acquire);
+      if (!unhealthy_signal && inc->keeper->state() == LeaseState::kLost) {
         replace(*inc, lock);
         continue;
       }
@@ -246,7 +337,17 @@ struct LeasedGenerator::Impl {
   }
 
   // A refusal from a generator whose lease is being replaced reads as
-  // "uncertain" (retry soon) rather than "lost" or "closed".
+  // "uncertain" (retry soon) rather than "lost" or "closed"; one from a
+  // generator given back because another saw the clock go back, as
+  // "unhealthy".
+  Code answer(const Incarnation& inc, Code code) const noexcept {
+    if (code == Code::kFailedPrecondition && inc.retired.load(std::memory_order_acquire) &&
+        unhealthy.load(std::memory_order_acquire) && !closed.load(std::memory_order_acquire)) {
+      return Code::kUnhealthy;
+    }
+    return code;
+  }
+
   bool replacing(const Incarnation& inc, Code code) const noexcept {
     if (closed.load(std::memory_order_acquire) || unhealthy.load(std::memory_order_acquire)) {
       return false;
@@ -266,7 +367,11 @@ struct LeasedGenerator::Impl {
     Incarnation* inc = current.load(std::memory_order_acquire);
     for (int attempt = 0;; ++attempt) {
       Batch b = issue(*inc->generator);
-      if (b.code == Code::kOk || !replacing(*inc, b.code)) return b;
+      if (b.code == Code::kOk) return b;
+      if (!replacing(*inc, b.code)) {
+        b.code = answer(*inc, b.code);
+        return b;
+      }
       Incarnation* now = current.load(std::memory_order_acquire);
       if (now != inc && attempt < 2) {
         inc = now;
@@ -291,7 +396,12 @@ Result<std::unique_ptr<LeasedGenerator>> LeasedGenerator::create(const Clock& cl
     impl->event("acquire failed", first.status());
     return first.status();
   }
-  impl->publish(std::move(first).value());
+  const WorkerId worker = first.value()->keeper->worker();
+  {
+    std::lock_guard<std::mutex> lock(impl->mu);
+    impl->publish_locked(std::move(first).value());
+  }
+  impl->event("acquired worker " + worker_text(worker), Status::ok());
   Impl* raw = impl.get();
   impl->background = std::thread([raw] { raw->run(); });
   return std::unique_ptr<LeasedGenerator>(new LeasedGenerator(std::move(impl)));
@@ -322,28 +432,28 @@ Status LeasedGenerator::close() {
     return Status(Code::kFailedPrecondition, "already closed");
   }
   m.stop_thread();
-  Incarnation& inc = *m.current.load(std::memory_order_acquire);
   {
     // Turned unhealthy just before the close, before the background thread
     // could handle it: handle it here.
     std::unique_lock<std::mutex> lock(m.mu);
     if (m.unhealthy_signal && !m.unhealthy_handled) {
       m.unhealthy_handled = true;
+      Incarnation* reporter = m.unhealthy_reporter;
       const Status why = m.unhealthy_status;
       lock.unlock();
-      m.retire_unhealthy(inc, why);
+      m.retire_unhealthy(*reporter, why);
     }
   }
-  const Status closed = inc.generator->close();
-  Status released = Status::ok();
+  Incarnation& inc = *m.current.load(std::memory_order_acquire);
   const LeaseState state = inc.keeper->state();
-  // LOST: nothing to give back. RELEASED: given back when the clock moved back.
-  if (state == LeaseState::kHeld || state == LeaseState::kUncertain) {
-    released = inc.keeper->release(m.last_issued(inc));
-    m.event((released.is_ok() ? "released worker " : "release failed for worker ") +
-                worker_text(inc.keeper->worker()),
-            released);
-  }
+  const Status closed = m.stop_generator(inc);
+  // Also joins the keeper's threads. LOST: nothing to give back. RELEASED:
+  // given back when the clock moved back.
+  const Status released = inc.keeper->release(m.last_issued(inc));
+  if (state != LeaseState::kHeld && state != LeaseState::kUncertain) return closed;
+  m.event((released.is_ok() ? "released worker " : "release failed for worker ") +
+              worker_text(inc.keeper->worker()),
+          released);
   return closed.is_ok() ? released : closed;
 }
 
@@ -362,7 +472,14 @@ bool LeasedGenerator::ready() const noexcept {
 }
 
 Status LeasedGenerator::health() const {
-  return impl_->current.load(std::memory_order_acquire)->generator->health();
+  const Impl& m = *impl_;
+  if (m.unhealthy.load(std::memory_order_acquire)) {
+    // Whichever generator reported: the current one may have been given back
+    // healthy because of it.
+    std::lock_guard<std::mutex> lock(m.mu);
+    return m.unhealthy_status;
+  }
+  return m.current.load(std::memory_order_acquire)->generator->health();
 }
 
 WorkerId LeasedGenerator::worker() const noexcept {

@@ -7,6 +7,31 @@
 // `snowid workers fence` makes the holder stop. acquire() takes the eligible
 // id that has rested longest (never-used ids first, lowest first), so one
 // host's runs cycle through the block instead of waiting on one id's mark.
+//
+// Registries on different directories of one host (two users' default state
+// directories, two SNOWID_STATE_DIR values) share no lock file. So a holder
+// also claims a host-wide name for its id: a Linux abstract Unix socket,
+// "@<host_lock_prefix>/r<R>-h<H>", bound (never listening) for the lease's
+// life. The kernel lets one socket at a time have the name and frees it when
+// the holding process dies, as it frees a flock. An id whose name is taken is
+// held, whatever the directory: acquire() passes it by, and a pinned request
+// for it gets kResourceExhausted saying that another registry directory on
+// this host holds it. Limits:
+// - Names are per network namespace: processes in different network
+//   namespaces (containers) that use different directories are not kept
+//   apart. Give them one directory, or distinct regions.
+// - Any local user can bind any name, and so make an id look held (a denial
+//   of service, never a duplicate).
+// - Across directories the high-water marks are not shared. A holder that
+//   follows one of another directory does not wait out that holder's mark:
+//   it relies on the time fence of its own directory and on the one host
+//   clock, which is past what the previous holder issued unless that holder
+//   issued ahead of the clock or the clock has since stepped back.
+// - Systems other than Linux have no abstract names; there the guard is off.
+//
+// Thread safety: as WorkerRegistry. Destroying the registry lets go of every
+// lease it still holds, recording nothing (as abandon()); no call may be in
+// progress then.
 #pragma once
 
 #include <memory>
@@ -32,10 +57,22 @@ struct FileRegistryOptions {
   // How often wait_lost() looks for a fence marker. Default 20 ms, so a fence
   // stops the holder well within 100 ms.
   Duration poll_every = std::chrono::milliseconds(20);
+  // The prefix of the host-wide name claimed for each held id (see above),
+  // "<prefix>/r<R>-h<H>". Registries that use the same prefix never hold the
+  // same id at once, whatever their directories; those that must not exclude
+  // each other (independent deployments of distinct id spaces, tests running
+  // side by side) use distinct prefixes. Empty turns the guard off: then only
+  // registries on the same directory exclude each other. At most 64 bytes,
+  // no NUL.
+  std::string host_lock_prefix = "snowid-worker";
 };
 
 // kInvalidArgument for bad options; kUnavailable if the directory cannot be
 // created. `clock` must outlive the registry.
+//
+// release() frees the id even when it cannot record the mark (it returns the
+// error then): the mark on disk already covers everything issued, since
+// renewals only raise it. abandon() frees the id and writes nothing.
 Result<std::unique_ptr<WorkerRegistry>> make_file_registry(const Clock& clock,
                                                            FileRegistryOptions options);
 

@@ -109,6 +109,14 @@ class WorkerRegistry {
   // has stopped issuing. kLeaseLost if it was no longer held (nothing to do).
   virtual Status release(const LeaseGrant& grant, WallTime high_water) = 0;
 
+  // Lets go of a lease this holder will not use again, recording nothing:
+  // frees what the registry holds locally for it (a file lock) and, best
+  // effort and briefly, revokes it so that the id is not held until its TTL
+  // runs out. The mark stays as last recorded, which covers every id issued.
+  // For a lease that is lost, or whose release failed; harmless on one that
+  // is already gone. The caller has stopped issuing.
+  virtual void abandon(const LeaseGrant& grant) noexcept = 0;
+
   // Blocks until the lease is lost (revoked from outside, expired) or
   // `timeout` passes. true: lost for sure. Returns promptly (well within
   // 100 ms) after a revocation; the keeper runs it on a thread of its own.

@@ -16,6 +16,9 @@
 
 namespace snowid {
 
+// Whenever the keeper declares the lease LOST (a revocation seen by the
+// watcher, a renewal answered kLeaseLost, no renewal for a whole TTL) or its
+// release fails, it abandons the lease in the registry, at most once.
 enum class LeaseState : std::uint8_t {
   kHeld = 0,       // renewed in time; issuing is permitted
   kUncertain = 1,  // renewals failing; issuing stopped at the deadline, the lease may live
@@ -54,8 +57,10 @@ class LeaseKeeper {
                                                       LeaseKeeperOptions options);
   LeaseKeeper(const LeaseKeeper&) = delete;
   LeaseKeeper& operator=(const LeaseKeeper&) = delete;
-  // Stops the threads. Does not release: a keeper destroyed without release()
-  // behaves like a crashed holder (the lease expires, the mark stays).
+  // Stops the threads and the guard. Does not release: for the mark, a keeper
+  // destroyed without release() is a crashed holder (the mark stays as last
+  // recorded). Unless released, it abandons the lease, so that what the
+  // registry holds for it locally (a file lock) does not outlive it.
   ~LeaseKeeper();
 
   const LeaseGrant& grant() const noexcept;
@@ -74,7 +79,10 @@ class LeaseKeeper {
   void start();
   // Stops the threads, then records `last_issued` (the exact last instant the
   // holder issued in, if known, else the current mark) and frees the id.
-  // The caller must have stopped issuing first.
+  // The caller must have stopped issuing first. If the release fails, the
+  // lease is abandoned (WorkerRegistry::abandon) and the state is LOST. On a
+  // lease already lost it only stops the threads and returns kLeaseLost:
+  // the way to reclaim a lost keeper's threads without destroying it.
   Status release(std::optional<WallTime> last_issued);
 
   LeaseState state() const noexcept;

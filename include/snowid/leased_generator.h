@@ -6,6 +6,9 @@
 // id under the same quarantine and high-water rules. When the generator turns
 // unhealthy (the clock went back beyond max_backward) it releases its id and
 // stays unhealthy: a host whose clock cannot be trusted must not take another.
+// (If a fresh id was already taken when the report arrives, it is released
+// too.) Every generator is stopped before the instant of its last id is
+// recorded.
 #pragma once
 
 #include <cstdint>
@@ -27,7 +30,12 @@ struct LeasedGeneratorOptions {
   LeaseKeeperOptions lease;
   // The persisted time fence of a worker id on this host, if any.
   std::function<std::shared_ptr<FenceStore>(WorkerId)> fence_store_for;
-  // How often to retry acquiring a fresh id after a loss. Default 1 s.
+  // How long to wait before retrying after a failed attempt to acquire a
+  // fresh id after a loss. The wait doubles with each failure in a row, up to
+  // 30 s (or this, if longer), and starts again from this after a success.
+  // An id whose generator could not be created (an unreadable fence) is given
+  // back with the previous holders' mark, as nothing was issued on it.
+  // Default 1 s; more than 0.
   Duration reacquire_every = std::chrono::seconds(1);
   // Told about acquisitions, losses and releases (for logs), from the thread
   // that saw them. Must not call back into the generator.
@@ -43,7 +51,8 @@ class LeasedGenerator {
                                                          LeasedGeneratorOptions options);
   LeasedGenerator(const LeasedGenerator&) = delete;
   LeasedGenerator& operator=(const LeasedGenerator&) = delete;
-  // Stops the threads without releasing (as a crash would); call close().
+  // Stops the threads without releasing (as a crash would, for the mark);
+  // the keepers abandon their leases (see ~LeaseKeeper). Call close().
   ~LeasedGenerator();
 
   // As Generator's. While a lost lease is being replaced: kLeaseUncertain.

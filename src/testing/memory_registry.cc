@@ -145,6 +145,18 @@ Status MemoryRegistry::release(const LeaseGrant& grant, WallTime high_water) {
   return lost_reply_or_ok();
 }
 
+void MemoryRegistry::abandon(const LeaseGrant& grant) noexcept {
+  std::lock_guard<std::mutex> lock(mu_);
+  ++abandons_;
+  if (unavailable_) return;
+  const auto it = entries_.find({grant.worker.region, grant.worker.host});
+  if (it == entries_.end() || !it->second.holder || it->second.holder->token != grant.token) {
+    return;  // released, fenced or taken by someone else since: nothing of ours is left
+  }
+  it->second.holder.reset();
+  changed_.notify_all();
+}
+
 Result<bool> MemoryRegistry::wait_lost(const LeaseGrant& grant, Duration timeout) {
   std::unique_lock<std::mutex> lock(mu_);
   const auto give_up = std::chrono::steady_clock::now() + timeout;
@@ -267,6 +279,11 @@ std::uint64_t MemoryRegistry::releases() const {
 std::uint64_t MemoryRegistry::fences() const {
   std::lock_guard<std::mutex> lock(mu_);
   return fences_;
+}
+
+std::uint64_t MemoryRegistry::abandons() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return abandons_;
 }
 
 }  // namespace snowid::testing

@@ -110,11 +110,14 @@ int run_tool(const std::vector<std::string>& args) {
 // With the whole cluster stopped, renewals fail; the holder must stop issuing
 // by stop_after (8 s) past its last successful renewal, which was sent before
 // the stop, so no later than 8 s after SIGSTOP, and well before etcd could
-// expire the lease (10 s). After SIGCONT it carries on under the rules.
+// expire the lease (10 s). Kept stopped past the TTL, the holder must call
+// the lease lost; after SIGCONT it takes the same id again (pinned, no
+// quarantine) and issues only past the mark it left.
 TEST(LeaseScenario, StoppedClusterHolderStopsBeforeLeaseCouldExpireThenRecovers) {
   auto etcd = start_etcd(3);
   ASSERT_NE(etcd, nullptr);
-  auto holder = start_holder({"--etcd", join(etcd->endpoints()), "--region", "1"});
+  auto holder = start_holder(
+      {"--etcd", join(etcd->endpoints()), "--region", "1", "--host", "9", "--quarantine-ms", "0"});
   ASSERT_TRUE(holder->wait_for([](const json& j) { return is_event(j, "id"); }, seconds(20)))
       << "the holder never issued";
   // Let a renewal or two happen first.
@@ -128,8 +131,12 @@ TEST(LeaseScenario, StoppedClusterHolderStopsBeforeLeaseCouldExpireThenRecovers)
   ASSERT_TRUE(refused) << "the holder kept issuing with the cluster stopped";
   const long long refused_at = refused->at("mono_ns").get<long long>();
   long long last_id_at = 0;
+  std::int64_t last_old_ms = INT64_MIN;
   for (const IdEvent& e : ids_of(holder->lines())) {
-    if (e.mono_ns < refused_at) last_id_at = std::max(last_id_at, e.mono_ns);
+    if (e.mono_ns < refused_at) {
+      last_id_at = std::max(last_id_at, e.mono_ns);
+      last_old_ms = std::max(last_old_ms, unix_ms_of(e.id));
+    }
   }
   const double stop_ms = (refused_at - stopped_at) / kNsPerMs;
   const double last_id_ms = (last_id_at - stopped_at) / kNsPerMs;
@@ -142,26 +149,33 @@ TEST(LeaseScenario, StoppedClusterHolderStopsBeforeLeaseCouldExpireThenRecovers)
   EXPECT_LT(stop_ms, 10'000.0);
 
   // Beyond the TTL: the holder must call the lease lost.
-  std::this_thread::sleep_for(seconds(5));
+  auto lost = holder->wait_for(
+      [](const json& j) {
+        return is_event(j, "lease") && j.value("what", "").find("lost") != std::string::npos;
+      },
+      seconds(10), mark);
+  ASSERT_TRUE(lost) << "the holder never called the lease lost";
+  const double lost_ms = (lost->at("mono_ns").get<long long>() - stopped_at) / kNsPerMs;
+  std::this_thread::sleep_for(seconds(2));
   const long long resumed_at = mono_ns_now();
   for (int i = 0; i < etcd->size(); ++i) ASSERT_TRUE(etcd->signal(i, SIGCONT).is_ok());
   const std::size_t before_resume = holder->lines().size();
+  auto reacquired = holder->wait_for(
+      [](const json& j) {
+        return is_event(j, "lease") && j.value("what", "").find("acquired") != std::string::npos;
+      },
+      seconds(30), before_resume);
+  ASSERT_TRUE(reacquired) << "the holder did not acquire again after SIGCONT";
   auto again =
-      holder->wait_for([](const json& j) { return is_event(j, "id"); }, seconds(30), before_resume);
+      holder->wait_for([](const json& j) { return is_event(j, "id"); }, seconds(10), before_resume);
   ASSERT_TRUE(again) << "the holder did not resume issuing after SIGCONT";
   const std::uint64_t first_new = std::stoull(again->at("id").get<std::string>());
-  std::cout << "[figure] issuing resumed "
+  std::cout << "[figure] lease called lost " << lost_ms << " ms after SIGSTOP; issuing resumed "
             << (again->at("mono_ns").get<long long>() - resumed_at) / kNsPerMs
-            << " ms after SIGCONT, on worker " << (worker_of(first_new) >> 8) << "/"
-            << (worker_of(first_new) & 0xff) << "\n";
-  // Every id issued after the recovery is later than every id issued before
-  // it on the same worker: the new holder waited out the mark.
-  std::int64_t last_old_ms = INT64_MIN;
-  for (const IdEvent& e : ids_of(holder->lines())) {
-    if (e.mono_ns < stopped_at + 10'000'000'000LL && worker_of(e.id) == worker_of(first_new)) {
-      last_old_ms = std::max(last_old_ms, unix_ms_of(e.id));
-    }
-  }
+            << " ms after SIGCONT on the same worker; its first id is "
+            << unix_ms_of(first_new) - last_old_ms << " ms past the last id before the stop\n";
+  EXPECT_EQ(worker_of(first_new), (1u << 8) | 9u);
+  // The same id, taken again: nothing at or before what was issued before.
   EXPECT_GT(unix_ms_of(first_new), last_old_ms);
   holder->signal(SIGTERM);
   EXPECT_EQ(holder->wait_exit(seconds(15)), 0);

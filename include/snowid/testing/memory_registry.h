@@ -12,6 +12,9 @@
 // - An id is eligible when not held and wall now >= max(released_at,
 //   high_water) + quarantine (an id without either is eligible); acquire
 //   picks among eligible ids at random, from a seedable generator.
+// - abandon() drops the holder as a fence would, but records nothing: the
+//   mark stays and there is no release time, so the quarantine counts from
+//   the mark alone.
 // Link snowid::testing to use it. Thread-safe: one mutex guards everything.
 #pragma once
 
@@ -46,6 +49,10 @@ class MemoryRegistry final : public WorkerRegistry {
   Result<LeaseGrant> acquire(const LeaseRequest& request) override;
   Status renew(const LeaseGrant& grant, WallTime high_water) override;
   Status release(const LeaseGrant& grant, WallTime high_water) override;
+  // Drops the holder if `grant` still holds the id (nothing otherwise). While
+  // unavailable it changes nothing, like a revoke that cannot reach etcd; the
+  // lease then runs out on its own. Counted either way.
+  void abandon(const LeaseGrant& grant) noexcept override;
   // Returns at once when the lease is not held (revoked, released, expired);
   // otherwise waits on a condition variable for at most `timeout` of real
   // time (less if the lease expires sooner by the injected clock), so a test
@@ -77,6 +84,8 @@ class MemoryRegistry final : public WorkerRegistry {
   std::uint64_t renewals() const;
   std::uint64_t releases() const;
   std::uint64_t fences() const;
+  // abandon() calls, whether or not there was anything left to drop.
+  std::uint64_t abandons() const;
 
  private:
   struct Holder {
@@ -120,6 +129,7 @@ class MemoryRegistry final : public WorkerRegistry {
   std::uint64_t renewals_ = 0;
   std::uint64_t releases_ = 0;
   std::uint64_t fences_ = 0;
+  std::uint64_t abandons_ = 0;
 };
 
 }  // namespace snowid::testing
