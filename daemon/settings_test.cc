@@ -1,0 +1,379 @@
+#include "settings.h"
+
+#include <gtest/gtest.h>
+
+#include <initializer_list>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace snowid::daemon {
+namespace {
+
+using namespace std::chrono_literals;
+
+// Never the real environment: every test starts from a user with a home.
+MapEnvironment base_env() {
+  MapEnvironment env;
+  env.variables["HOME"] = "/home/u";
+  env.user = 1000;
+  return env;
+}
+
+Result<Settings> load(std::initializer_list<const char*> args, const Environment& env) {
+  std::vector<const char*> argv = {"snowidd"};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return load_settings(static_cast<int>(argv.size()), argv.data(), env);
+}
+
+Result<Settings> load(std::initializer_list<const char*> args) { return load(args, base_env()); }
+
+// The error message of a load that must fail with kInvalidArgument.
+std::string error_of(const Result<Settings>& r) {
+  EXPECT_FALSE(r.is_ok());
+  if (r.is_ok()) return "";
+  EXPECT_EQ(r.status().code(), Code::kInvalidArgument) << r.status().message();
+  return r.status().message();
+}
+
+Result<Settings> load_toml(const std::string& toml) {
+  MapEnvironment env = base_env();
+  env.files["snowidd.toml"] = toml;
+  return load({"--config", "snowidd.toml"}, env);
+}
+
+TEST(Settings, DefaultsRunWithNoConfiguration) {
+  const Result<Settings> r = load({});
+  ASSERT_TRUE(r.is_ok()) << r.status().message();
+  const Settings& s = r.value();
+  EXPECT_EQ(s.action, Action::kRun);
+  EXPECT_EQ(s.config_file, "");
+  EXPECT_EQ(s.socket, "/tmp/snowid-1000/snowidd.sock");
+  ASSERT_TRUE(s.http.has_value());
+  EXPECT_EQ(s.http->to_string(), "127.0.0.1:7390");
+  EXPECT_FALSE(s.tcp.has_value());
+  EXPECT_TRUE(s.etcd.empty());
+  EXPECT_EQ(s.region, 0u);
+  EXPECT_EQ(s.state_dir, "/home/u/.local/state/snowid");
+  EXPECT_EQ(s.socket_mode, 0660u);
+  EXPECT_EQ(s.max_batch, 10000u);
+  EXPECT_EQ(s.threads, 2u);
+  EXPECT_EQ(s.log_level, LogLevel::kInfo);
+  EXPECT_TRUE(s.log_json);
+  EXPECT_EQ(s.http_token, "");
+  EXPECT_EQ(s.lease_ttl, 10s);
+  EXPECT_EQ(s.lease_renew, 3s);
+  EXPECT_EQ(s.lease_stop, 8s);
+  EXPECT_EQ(s.quarantine, 0s);
+  EXPECT_EQ(s.max_clock_skew, 100ms);
+  EXPECT_EQ(s.max_backward, 100ms);
+  EXPECT_EQ(s.etcd_prefix, "/snowid");
+  EXPECT_EQ(s.etcd_cluster, "default");
+  EXPECT_EQ(s.layout, "snowid");
+  EXPECT_TRUE(s.warnings.empty());
+}
+
+TEST(Settings, DefaultSocketFollowsRuntimeDirThenRoot) {
+  MapEnvironment env = base_env();
+  env.variables["XDG_RUNTIME_DIR"] = "/run/user/1000";
+  EXPECT_EQ(load({}, env)->socket, "/run/user/1000/snowid/snowidd.sock");
+  env.variables["XDG_RUNTIME_DIR"] = "relative";  // ignored, as XDG says
+  EXPECT_EQ(load({}, env)->socket, "/tmp/snowid-1000/snowidd.sock");
+  env.variables.erase("XDG_RUNTIME_DIR");
+  env.user = 0;
+  EXPECT_EQ(load({}, env)->socket, "/run/snowid/snowidd.sock");
+}
+
+TEST(Settings, DefaultStateDirMatchesTheTool) {
+  MapEnvironment env = base_env();
+  env.variables["XDG_STATE_HOME"] = "/xdg/state";
+  EXPECT_EQ(load({}, env)->state_dir, "/xdg/state/snowid");
+  env.variables["SNOWID_STATE_DIR"] = "/srv/snowid";
+  EXPECT_EQ(load({}, env)->state_dir, "/srv/snowid");
+
+  MapEnvironment homeless;
+  EXPECT_NE(error_of(load({}, homeless)).find("state_dir"), std::string::npos);
+  homeless.user = 0;
+  EXPECT_EQ(load({}, homeless)->state_dir, "/var/lib/snowid");
+}
+
+TEST(Settings, QuarantineDefaultDependsOnRegistry) {
+  EXPECT_EQ(load({"--etcd", "http://10.0.0.1:2379"})->quarantine, 10s);
+  EXPECT_EQ(load({"--etcd", "http://a:2379", "--quarantine", "2s"})->quarantine, 2s);
+}
+
+TEST(Settings, FlagBeatsEnvironmentBeatsFileBeatsDefault) {
+  MapEnvironment env = base_env();
+  env.files["c.toml"] = "region = 1\nthreads = 3\nmax_batch = 50\nlog_level = \"debug\"\n";
+  env.variables["SNOWID_CONFIG"] = "c.toml";
+  env.variables["SNOWID_REGION"] = "2";
+  env.variables["SNOWID_THREADS"] = "4";
+  const Result<Settings> r = load({"--region", "3"}, env);
+  ASSERT_TRUE(r.is_ok()) << r.status().message();
+  EXPECT_EQ(r->config_file, "c.toml");
+  EXPECT_EQ(r->region, 3u);                   // flag over variable and file
+  EXPECT_EQ(r->threads, 4u);                  // variable over file
+  EXPECT_EQ(r->max_batch, 50u);               // file over default
+  EXPECT_EQ(r->log_level, LogLevel::kDebug);  // file over default
+  EXPECT_EQ(r->socket_mode, 0660u);           // default
+}
+
+TEST(Settings, ConfigFlagBeatsConfigVariable) {
+  MapEnvironment env = base_env();
+  env.files["a.toml"] = "region = 1\n";
+  env.files["b.toml"] = "region = 2\n";
+  env.variables["SNOWID_CONFIG"] = "a.toml";
+  EXPECT_EQ(load({"--config=b.toml"}, env)->region, 2u);
+  EXPECT_EQ(load({}, env)->region, 1u);
+}
+
+TEST(Settings, EmptyVariableCountsAsUnset) {
+  MapEnvironment env = base_env();
+  env.variables["SNOWID_REGION"] = "";
+  EXPECT_EQ(load({}, env)->region, 0u);
+}
+
+TEST(Settings, MissingConfigFileIsNotFound) {
+  const Result<Settings> r = load({"--config", "nope.toml"});
+  ASSERT_FALSE(r.is_ok());
+  EXPECT_EQ(r.status().code(), Code::kNotFound);
+  EXPECT_NE(r.status().message().find("nope.toml"), std::string::npos);
+}
+
+TEST(Settings, InvalidValueAtAnyLevelIsAnErrorEvenIfOverridden) {
+  MapEnvironment env = base_env();
+  env.variables["SNOWID_REGION"] = "x";
+  EXPECT_EQ(error_of(load({"--region", "1"}, env)),
+            "SNOWID_REGION: region must be 0..1023, not \"x\"");
+}
+
+TEST(Settings, RegionBoundsFollowTheLayout) {
+  EXPECT_EQ(load({"--region", "3"})->region, 3u);
+  MapEnvironment env = base_env();
+  env.variables["SNOWID_REGION"] = "7";
+  EXPECT_EQ(error_of(load({}, env)), "SNOWID_REGION: region must be 0..3 (layout snowid), not 7");
+  EXPECT_EQ(error_of(load({"--region", "-1"})), "--region: region must be 0..1023, not \"-1\"");
+  EXPECT_EQ(error_of(load({"--region", "1024"})), "--region: region must be 0..1023, not \"1024\"");
+}
+
+TEST(Settings, IntegerBoundsAtAndPastTheEdges) {
+  EXPECT_EQ(load({"--max-batch", "1"})->max_batch, 1u);
+  EXPECT_EQ(load({"--max-batch", "100000"})->max_batch, 100000u);
+  EXPECT_EQ(error_of(load({"--max-batch", "0"})),
+            "--max-batch: max_batch must be 1..100000, not \"0\"");
+  EXPECT_EQ(error_of(load({"--max-batch", "100001"})),
+            "--max-batch: max_batch must be 1..100000, not \"100001\"");
+  EXPECT_EQ(load({"--threads=64"})->threads, 64u);
+  EXPECT_FALSE(load({"--threads=65"}).is_ok());
+  EXPECT_FALSE(load({"--threads=2x"}).is_ok());
+  EXPECT_FALSE(load({"--threads=99999999999999999999"}).is_ok());
+}
+
+TEST(Settings, DurationsParseUnitsAndBounds) {
+  EXPECT_EQ(load({"--max-backward", "250"})->max_backward, 250ms);
+  EXPECT_EQ(load({"--max-backward", "250ms"})->max_backward, 250ms);
+  EXPECT_EQ(load({"--max-backward", "2s"})->max_backward, 2s);
+  EXPECT_EQ(load({"--max-backward", "1h"})->max_backward, 1h);
+  EXPECT_EQ(error_of(load({"--max-backward", "61m"})),
+            "--max-backward: max_backward must be 0ms..1h, not 61m");
+  EXPECT_EQ(load({"--max-clock-skew", "0"})->max_clock_skew, 0ms);
+  EXPECT_EQ(load({"--max-clock-skew", "1m"})->max_clock_skew, 1min);
+  EXPECT_FALSE(load({"--max-clock-skew", "60001"}).is_ok());
+  EXPECT_FALSE(load({"--max-clock-skew", "-1"}).is_ok());
+  EXPECT_FALSE(load({"--max-clock-skew", "1.5s"}).is_ok());
+  EXPECT_FALSE(load({"--max-clock-skew", "10 s"}).is_ok());
+  EXPECT_FALSE(load({"--max-clock-skew", "99999999999999999h"}).is_ok());
+  EXPECT_EQ(load({"--lease-ttl", "2s", "--lease-stop", "1500ms", "--lease-renew", "1s"})->lease_ttl,
+            2s);
+  EXPECT_FALSE(load({"--lease-ttl", "1999"}).is_ok());
+}
+
+TEST(Settings, LeaseTimingsMustBeOrdered) {
+  EXPECT_EQ(error_of(load({"--lease-renew", "8s"})),
+            "--lease-renew: lease_renew (8s) must be less than lease_stop (8s)");
+  EXPECT_EQ(error_of(load({"--lease-stop", "10s"})),
+            "--lease-stop: lease_stop (10s) must be less than lease_ttl (10s)");
+  EXPECT_EQ(error_of(load({"--lease-ttl", "10500ms"})),
+            "--lease-ttl: lease_ttl must be whole seconds, not 10500ms");
+}
+
+TEST(Settings, ModeIsOctal) {
+  EXPECT_EQ(load({"--socket-mode", "0600"})->socket_mode, 0600u);
+  EXPECT_EQ(load({"--socket-mode", "777"})->socket_mode, 0777u);
+  EXPECT_EQ(load({"--socket-mode", "0o640"})->socket_mode, 0640u);
+  EXPECT_EQ(error_of(load({"--socket-mode", "01000"})),
+            "--socket-mode: socket_mode must be an octal mode 00..0777, not \"01000\"");
+  EXPECT_FALSE(load({"--socket-mode", "0680"}).is_ok());
+  EXPECT_EQ(load_toml("socket_mode = 0o600\n")->socket_mode, 0600u);
+  EXPECT_EQ(load_toml("socket_mode = \"0640\"\n")->socket_mode, 0640u);
+  EXPECT_EQ(error_of(load_toml("\nsocket_mode = 660\n")),
+            "snowidd.toml:2: socket_mode must be octal: write 0o660 or \"0660\", not 660");
+}
+
+TEST(Settings, EnumAndBool) {
+  EXPECT_EQ(load({"--log-level", "error"})->log_level, LogLevel::kError);
+  EXPECT_EQ(error_of(load({"--log-level", "loud"})),
+            "--log-level: log_level must be one of debug|info|warn|error, not \"loud\"");
+  EXPECT_TRUE(load({"--log-json"})->log_json);
+  EXPECT_FALSE(load({"--log-json=false"})->log_json);
+  EXPECT_FALSE(load({"--log-json=no"}).is_ok());
+  EXPECT_FALSE(load_toml("log_json = false\n")->log_json);
+  EXPECT_FALSE(load_toml("log_json = \"false\"\n").is_ok());
+}
+
+TEST(Settings, AddressParsing) {
+  Result<Address> a = parse_address("10.1.2.3:80");
+  ASSERT_TRUE(a.is_ok());
+  EXPECT_EQ(a->host, "10.1.2.3");
+  EXPECT_EQ(a->port, 80);
+  EXPECT_FALSE(a->ipv6);
+  EXPECT_FALSE(a->is_loopback());
+
+  a = parse_address("[::1]:7390");
+  ASSERT_TRUE(a.is_ok());
+  EXPECT_EQ(a->host, "::1");
+  EXPECT_TRUE(a->ipv6);
+  EXPECT_TRUE(a->is_loopback());
+  EXPECT_EQ(a->to_string(), "[::1]:7390");
+
+  EXPECT_EQ(parse_address("localhost:0")->to_string(), "127.0.0.1:0");
+  EXPECT_EQ(parse_address("0.0.0.0:65535")->port, 65535);
+  for (const char* bad :
+       {"127.0.0.1", "127.0.0.1:", "127.0.0.1:65536", "127.0.0.1:-1", "127.0.0.1:http", "::1:80",
+        "[::1]", "[::1]80", "[::1:80", "[nothost]:80", "300.1.1.1:80", "example.com:80", ":80"}) {
+    EXPECT_FALSE(parse_address(bad).is_ok()) << bad;
+  }
+  EXPECT_FALSE(load({"--http", "off"})->http.has_value());
+  EXPECT_EQ(load({"--tcp", "[::1]:6379"})->tcp->port, 6379);
+  const std::string err = error_of(load({"--http", "1.2.3.4"}));
+  EXPECT_EQ(err.rfind("--http: http must be host:port", 0), 0u) << err;
+}
+
+TEST(Settings, EtcdEndpoints) {
+  EXPECT_EQ(load({"--etcd", "http://a:2379,https://b:2379"})->etcd,
+            (std::vector<std::string>{"http://a:2379", "https://b:2379"}));
+  EXPECT_EQ(load_toml("etcd = [\"http://a:1\", \"http://b:2\"]\n")->etcd.size(), 2u);
+  EXPECT_FALSE(load({"--etcd", "a:2379"}).is_ok());
+  EXPECT_FALSE(load({"--etcd", "http://a:2379,"}).is_ok());
+}
+
+TEST(Settings, NonLoopbackWithoutTokenWarns) {
+  Result<Settings> r = load({"--http", "0.0.0.0:8080"});
+  ASSERT_TRUE(r.is_ok());
+  ASSERT_EQ(r->warnings.size(), 1u);
+  EXPECT_NE(r->warnings[0].find("http_token"), std::string::npos);
+
+  MapEnvironment env = base_env();
+  env.variables["SNOWID_HTTP_TOKEN"] = "s3cret";
+  r = load({"--http", "0.0.0.0:8080"}, env);
+  ASSERT_TRUE(r.is_ok());
+  EXPECT_TRUE(r->warnings.empty());
+  EXPECT_EQ(r->http_token, "s3cret");
+
+  r = load({"--http-token", "s3cret"});  // visible in ps
+  ASSERT_TRUE(r.is_ok());
+  EXPECT_EQ(r->warnings.size(), 1u);
+}
+
+TEST(Settings, UnknownFlagsAndArguments) {
+  EXPECT_EQ(error_of(load({"--regoin", "1"})),
+            "unknown flag --regoin (snowidd --help-settings lists them)");
+  EXPECT_EQ(error_of(load({"region"})), "unexpected argument \"region\"");
+  EXPECT_EQ(error_of(load({"--region"})), "--region needs a value");
+  EXPECT_EQ(error_of(load({"--config="})), "--config needs a file name");
+}
+
+TEST(Settings, HelpSkipsEverythingElse) {
+  MapEnvironment env = base_env();
+  env.variables["SNOWID_REGION"] = "bad";
+  EXPECT_EQ(load({"--help"}, env)->action, Action::kHelp);
+  EXPECT_EQ(load({"--regoin", "-h"}, env).is_ok(), false);  // flags in order
+  EXPECT_EQ(load({"--help-settings"}, env)->action, Action::kHelpSettings);
+}
+
+TEST(Settings, TomlErrorsNameFileLineAndSetting) {
+  EXPECT_EQ(error_of(load_toml("region = 1\nregoin = 2\n")),
+            "snowidd.toml:2: unknown setting \"regoin\" (snowidd --help-settings lists them)");
+  EXPECT_EQ(error_of(load_toml("region = \"1\"\n")), "snowidd.toml:1: region must be an integer");
+  EXPECT_EQ(error_of(load_toml("[etcd]\nprefix = \"/x\"\n")),
+            "snowidd.toml:1: etcd must be a string or an array of strings");
+  EXPECT_EQ(error_of(load_toml("max_batch = 0\n")),
+            "snowidd.toml:1: max_batch must be 1..100000, not \"0\"");
+  const std::string bad = error_of(load_toml("region = = 1\n"));
+  EXPECT_EQ(bad.rfind("snowidd.toml:1: not valid TOML: ", 0), 0u) << bad;
+  EXPECT_FALSE(load_toml("region = 1\nregion = 2\n").is_ok());  // duplicate key
+}
+
+TEST(Settings, TomlDurationsTakeMillisecondsOrText) {
+  const Result<Settings> r = load_toml("max_backward = 250\nlease_ttl = \"20s\"\n");
+  ASSERT_TRUE(r.is_ok()) << r.status().message();
+  EXPECT_EQ(r->max_backward, 250ms);
+  EXPECT_EQ(r->lease_ttl, 20s);
+  EXPECT_FALSE(load_toml("max_backward = -1\n").is_ok());
+  EXPECT_FALSE(load_toml("max_backward = 1.5\n").is_ok());
+}
+
+TEST(SettingsTable, NamesFlagsAndVariablesAreDerivedAndUnique) {
+  std::set<std::string_view> names;
+  for (const SettingInfo& info : settings_table()) {
+    EXPECT_TRUE(names.insert(info.name).second) << info.name;
+    std::string flag = "--", env = "SNOWID_";
+    for (char c : info.name) {
+      flag += c == '_' ? '-' : c;
+      env += static_cast<char>(c >= 'a' && c <= 'z' ? c - 'a' + 'A' : c);
+    }
+    EXPECT_EQ(info.flag, flag);
+    EXPECT_EQ(info.env, env);
+    EXPECT_FALSE(info.description.empty()) << info.name;
+  }
+  for (std::string_view n :
+       {"socket",         "http",         "tcp",         "etcd",          "region",
+        "state_dir",      "socket_mode",  "max_batch",   "threads",       "log_level",
+        "http_token",     "lease_ttl",    "lease_renew", "lease_stop",    "quarantine",
+        "max_clock_skew", "max_backward", "etcd_prefix", "etcd_cluster",  "etcd_ca",
+        "etcd_cert",      "etcd_key",     "etcd_user",   "etcd_password", "layout"}) {
+    EXPECT_EQ(names.count(n), 1u) << n;
+  }
+}
+
+TEST(SettingsTable, OnlyLogLevelAndMaxBatchChangeAtRunTime) {
+  std::set<std::string_view> runtime;
+  for (const SettingInfo& info : settings_table()) {
+    if (info.runtime) runtime.insert(info.name);
+  }
+  EXPECT_EQ(runtime, (std::set<std::string_view>{"log_level", "max_batch"}));
+}
+
+TEST(SettingsTable, EveryDefaultIsAcceptedByItsOwnSetting) {
+  for (const SettingInfo& info : settings_table()) {
+    if (info.computed_default) continue;
+    std::string arg = std::string(info.flag) + "=" + std::string(info.default_text);
+    Result<Settings> r = load({arg.c_str()});
+    EXPECT_TRUE(r.is_ok()) << arg << ": " << r.status().message();
+  }
+}
+
+TEST(SettingsTable, DescribeListsEveryEntry) {
+  const std::string text = describe_settings();
+  EXPECT_NE(text.find("Precedence, highest first: flags, SNOWID_*"), std::string::npos);
+  for (const SettingInfo& info : settings_table()) {
+    EXPECT_NE(text.find("\n" + std::string(info.name) + "  " + std::string(info.flag) + "  " +
+                        std::string(info.env) + "\n"),
+              std::string::npos)
+        << info.name;
+  }
+  EXPECT_NE(text.find("integer 1..100000; default: 10000; runtime"), std::string::npos);
+  EXPECT_NE(text.find("mode 00..0777; default: 0660; fixed"), std::string::npos);
+  EXPECT_NE(text.find("duration 2s..1h; default: 10s; fixed"), std::string::npos);
+}
+
+TEST(Settings, FormatDuration) {
+  EXPECT_EQ(format_duration(0ms), "0ms");
+  EXPECT_EQ(format_duration(1500ms), "1500ms");
+  EXPECT_EQ(format_duration(3s), "3s");
+  EXPECT_EQ(format_duration(2min), "2m");
+  EXPECT_EQ(format_duration(1h), "1h");
+}
+
+}  // namespace
+}  // namespace snowid::daemon
