@@ -11,7 +11,7 @@
 //
 // Usage: lease_holder (--etcd URLS | --state-dir DIR) [--region R] [--host H]
 //          [--ttl-s N] [--renew-ms N] [--stop-ms N] [--quarantine-ms N]
-//          [--skew-ms N] [--every-us N]
+//          [--skew-ms N] [--every-us N] [--host-lock PREFIX]
 #include <unistd.h>
 
 #include <atomic>
@@ -51,7 +51,7 @@ int fail(const std::string& what) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string etcd, state_dir;
+  std::string etcd, state_dir, host_lock;
   unsigned region = 0;
   long host = -1;
   long ttl_s = 10, renew_ms = 3000, stop_ms = 8000, quarantine_ms = -1, skew_ms = 100;
@@ -79,6 +79,8 @@ int main(int argc, char** argv) {
       skew_ms = std::atol(v);
     else if (flag == "--every-us")
       every_us = std::atol(v);
+    else if (flag == "--host-lock")
+      host_lock = v;
     else
       return fail("unknown flag " + flag);
   }
@@ -98,6 +100,7 @@ int main(int argc, char** argv) {
   } else {
     snowid::FileRegistryOptions o;
     o.dir = state_dir;
+    if (!host_lock.empty()) o.host_lock_prefix = host_lock;
     if (quarantine_ms >= 0) o.quarantine = std::chrono::milliseconds(quarantine_ms);
     registry = snowid::make_file_registry(clock, o);
   }

@@ -6,6 +6,7 @@
 #include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdint>
@@ -287,8 +288,10 @@ TEST(LeaseScenario, SuccessorOfKilledHolderWaitsOutItsMark) {
 // carries on with a fresh id. The target is to stop within 100 ms of the
 // revocation, which happens while the tool runs; the test checks liveness (a
 // second after the tool started) and prints the figure.
-void fence_scenario(const std::string& name, const std::vector<std::string>& registry_args) {
+void fence_scenario(const std::string& name, const std::vector<std::string>& registry_args,
+                    const std::vector<std::string>& holder_only = {}) {
   std::vector<std::string> holder_args = registry_args;
+  holder_args.insert(holder_args.end(), holder_only.begin(), holder_only.end());
   holder_args.insert(holder_args.end(), {"--region", "3"});
   auto holder = start_holder(holder_args);
   auto acquired =
@@ -348,7 +351,12 @@ TEST(LeaseScenario, FenceFromTheToolStopsAnEtcdHolderAndItTakesAFreshId) {
 TEST(LeaseScenario, FenceFromTheToolStopsAFileRegistryHolderAndItTakesAFreshId) {
   std::string dir = (std::filesystem::temp_directory_path() / "snowid-lease-XXXXXX").string();
   ASSERT_NE(mkdtemp(dir.data()), nullptr);
-  fence_scenario("file registry", {"--state-dir", dir});
+  // The tool reads its host-lock names from the environment; give both the
+  // same private ones so that this test cannot meet another on the machine.
+  const std::string lock = "snowid-scenario-" + std::to_string(::getpid());
+  ::setenv("SNOWID_HOST_LOCK", lock.c_str(), 1);
+  fence_scenario("file registry", {"--state-dir", dir}, {"--host-lock", lock});
+  ::unsetenv("SNOWID_HOST_LOCK");
   std::filesystem::remove_all(dir);
 }
 

@@ -30,6 +30,10 @@ std::vector<std::string> child_environment(const CliRun& run) {
         "SNOWID_ETCD_KEY", "SNOWID_ETCD_USER", "SNOWID_ETCD_PASSWORD"}) {
     changes.emplace_back(name, std::nullopt);
   }
+  // The host-wide id locks are shared by every process of the machine: each
+  // test process gets names of its own, so tests running side by side (each
+  // with its own state directory) do not take each other's ids.
+  changes.emplace_back("SNOWID_HOST_LOCK", "snowid-cli-test-" + std::to_string(::getpid()));
   changes.insert(changes.end(), run.env.begin(), run.env.end());
   std::vector<std::string> env;
   for (char** e = environ; *e != nullptr; ++e) {

@@ -37,7 +37,8 @@ void add_registry_options(CLI::App& app, RegistryFlags& f) {
   CLI::Option_group* g = app.add_option_group(
       "Worker-id registry",
       "etcd for a fleet; without --etcd or SNOWID_ETCD_ENDPOINTS, the file registry of this "
-      "host in the state directory");
+      "host in the state directory, whose ids are also locked host-wide under the name prefix "
+      "$SNOWID_HOST_LOCK (default snowid-worker; off: no host-wide lock)");
   g->add_option("--etcd", f.etcd, "etcd client URLs (env SNOWID_ETCD_ENDPOINTS)")
       ->type_name("URL[,URL...]");
   g->add_option("--etcd-prefix", f.etcd_prefix,
@@ -78,6 +79,7 @@ Result<RegistrySettings> resolve_registry(const RegistryFlags& f, bool need_stat
   s.etcd_key = flag_or_env(f.etcd_key, "SNOWID_ETCD_KEY");
   s.etcd_user = flag_or_env(f.etcd_user, "SNOWID_ETCD_USER");
   s.etcd_password = flag_or_env(f.etcd_password, "SNOWID_ETCD_PASSWORD");
+  s.host_lock = flag_or_env(std::string(), "SNOWID_HOST_LOCK");
   return s;
 }
 
@@ -88,6 +90,7 @@ Result<std::unique_ptr<WorkerRegistry>> open_registry(const RegistrySettings& s,
     FileRegistryOptions o;
     o.dir = s.state_dir;
     o.layout = layout;
+    if (!s.host_lock.empty()) o.host_lock_prefix = s.host_lock == "off" ? "" : s.host_lock;
     return make_file_registry(clock, std::move(o));
   }
 #ifdef SNOWID_CLI_ETCD

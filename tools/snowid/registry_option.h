@@ -41,6 +41,10 @@ struct RegistrySettings {
   std::string state_dir;
   std::string etcd_endpoints;  // as given; checked by open_registry
   std::string etcd_prefix, etcd_cluster, etcd_ca, etcd_cert, etcd_key, etcd_user, etcd_password;
+  // $SNOWID_HOST_LOCK: the name prefix of the file registry's host-wide id
+  // locks (empty: the default; "off": none). Separate deployments, or tests
+  // running side by side, on one host give each their own.
+  std::string host_lock;
 };
 
 // Reads the environment. `need_state_dir`: fail if no state directory can be
