@@ -124,6 +124,36 @@ class FileRegistryTest : public ::testing::Test {
     return r;
   }
 
+  // Starts one acquire per registry at once in `region` (8 hosts): exactly 8
+  // succeed, each with a host of its own, and the rest find the block full.
+  static void expect_all_race_and_never_share(std::vector<std::unique_ptr<WorkerRegistry>>& regs,
+                                              std::uint32_t region) {
+    const int n = static_cast<int>(regs.size());
+    std::vector<Result<LeaseGrant>> results(n, Status(Code::kUnavailable, "not run"));
+    std::atomic<bool> go{false};
+    std::vector<std::thread> threads;
+    for (int i = 0; i < n; ++i) {
+      threads.emplace_back([&, i] {
+        while (!go.load()) std::this_thread::yield();
+        results[i] = regs[i]->acquire(request(region, std::nullopt, kStart + seconds(8)));
+      });
+    }
+    go.store(true);
+    for (std::thread& t : threads) t.join();
+    std::set<std::uint32_t> hosts;
+    int exhausted = 0;
+    for (const Result<LeaseGrant>& r : results) {
+      if (r.is_ok()) {
+        EXPECT_TRUE(hosts.insert(r->worker.host).second) << "host " << r->worker.host << " twice";
+      } else {
+        EXPECT_EQ(r.status().code(), Code::kResourceExhausted) << r.status().to_string();
+        ++exhausted;
+      }
+    }
+    EXPECT_EQ(hosts.size(), 8u);
+    EXPECT_EQ(exhausted, n - 8);
+  }
+
   std::string worker_file(const std::string& name) const { return dir_ + "/workers/" + name; }
 
   void write(const std::string& path, const std::string& text) const {
@@ -248,29 +278,7 @@ TEST_F(FileRegistryTest, ConcurrentRegistriesOnManyThreadsNeverShareAnId) {
   constexpr int kThreads = 16;
   std::vector<std::unique_ptr<WorkerRegistry>> regs;
   for (int i = 0; i < kThreads; ++i) regs.push_back(registry());
-  std::vector<Result<LeaseGrant>> results(kThreads, Status(Code::kUnavailable, "not run"));
-  std::atomic<bool> go{false};
-  std::vector<std::thread> threads;
-  for (int i = 0; i < kThreads; ++i) {
-    threads.emplace_back([&, i] {
-      while (!go.load()) std::this_thread::yield();
-      results[i] = regs[i]->acquire(request(1, std::nullopt, kStart + seconds(8)));
-    });
-  }
-  go.store(true);
-  for (std::thread& t : threads) t.join();
-  std::set<std::uint32_t> hosts;
-  int exhausted = 0;
-  for (const Result<LeaseGrant>& r : results) {
-    if (r.is_ok()) {
-      EXPECT_TRUE(hosts.insert(r->worker.host).second) << "host " << r->worker.host << " twice";
-    } else {
-      EXPECT_EQ(r.status().code(), Code::kResourceExhausted) << r.status().to_string();
-      ++exhausted;
-    }
-  }
-  EXPECT_EQ(hosts.size(), 8u);
-  EXPECT_EQ(exhausted, kThreads - 8);
+  expect_all_race_and_never_share(regs, 1);
 }
 
 TEST_F(FileRegistryTest, TwoRegistriesInOneProcessExcludeEachOther) {
@@ -478,29 +486,7 @@ TEST_F(FileRegistryTest, ConcurrentRegistriesOnManyDirectoriesNeverShareAnId) {
   constexpr int kThreads = 16;
   std::vector<std::unique_ptr<WorkerRegistry>> regs;
   for (int i = 0; i < kThreads; ++i) regs.push_back(registry_on(dir_ + "/d" + std::to_string(i)));
-  std::vector<Result<LeaseGrant>> results(kThreads, Status(Code::kUnavailable, "not run"));
-  std::atomic<bool> go{false};
-  std::vector<std::thread> threads;
-  for (int i = 0; i < kThreads; ++i) {
-    threads.emplace_back([&, i] {
-      while (!go.load()) std::this_thread::yield();
-      results[i] = regs[i]->acquire(request(2, std::nullopt, kStart + seconds(8)));
-    });
-  }
-  go.store(true);
-  for (std::thread& t : threads) t.join();
-  std::set<std::uint32_t> hosts;
-  int exhausted = 0;
-  for (const Result<LeaseGrant>& r : results) {
-    if (r.is_ok()) {
-      EXPECT_TRUE(hosts.insert(r->worker.host).second) << "host " << r->worker.host << " twice";
-    } else {
-      EXPECT_EQ(r.status().code(), Code::kResourceExhausted) << r.status().to_string();
-      ++exhausted;
-    }
-  }
-  EXPECT_EQ(hosts.size(), 8u);
-  EXPECT_EQ(exhausted, kThreads - 8);
+  expect_all_race_and_never_share(regs, 2);
 }
 
 TEST_F(FileRegistryTest, ProcessesOnDifferentDirectoriesExcludeEachOtherUntilTheHolderDies) {
