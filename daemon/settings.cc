@@ -56,7 +56,7 @@ T take(Value&& v) {
 
 constexpr std::int64_t kHourMs = 3600 * 1000;
 
-constexpr std::array<Entry, 26> kTable = {{
+constexpr std::array<Entry, 27> kTable = {{
     {{"socket",
       "--socket",
       "SNOWID_SOCKET",
@@ -123,6 +123,24 @@ constexpr std::array<Entry, 26> kTable = {{
       false,
       "Region block of worker ids; must fit the layout's region field."},
      SNOWID_STORE_U32(region)},
+    {{"host",
+      "--host",
+      "SNOWID_HOST",
+      SettingType::kInteger,
+      0,
+      65535,
+      {},
+      "any",
+      false,
+      false,
+      false,
+      "Host id to pin in the region's block; any: the registry picks a free one. Must fit "
+      "the layout's host field; a pinned id that another holder has fails the start."},
+     [](Settings& s, Value&& v) {
+       const std::int64_t host = take<std::int64_t>(std::move(v));
+       s.host =
+           host < 0 ? std::nullopt : std::optional<std::uint32_t>(static_cast<std::uint32_t>(host));
+     }},
     {{"state_dir",
       "--state-dir",
       "SNOWID_STATE_DIR",
@@ -507,9 +525,14 @@ Result<Value> parse_value(const SettingInfo& info, std::string_view text) {
       }
       return Value(std::string(text));
     case SettingType::kInteger: {
+      // host: "any" (the default) unpins it, so that a deployment can undo a
+      // pin made at a lower level of precedence.
+      if (info.name == "host" && text == "any") return Value(std::int64_t{-1});
       const std::optional<std::int64_t> v = parse_int(text);
       if (!v || *v < info.min || *v > info.max) {
-        return fail("must be " + format_bounds(info) + ", not " + shown(info, text));
+        const std::string_view any = info.name == "host" ? "any or " : "";
+        return fail("must be " + std::string(any) + format_bounds(info) + ", not " +
+                    shown(info, text));
       }
       return Value(*v);
     }
@@ -587,6 +610,10 @@ Result<std::string> toml_text(const SettingInfo& info, const toml::node& node) {
       return wrong("a string");
     case SettingType::kInteger:
       if (const auto* i = node.as_integer()) return std::to_string(i->get());
+      if (info.name == "host") {
+        if (const auto* s = node.as_string(); s != nullptr && s->get() == "any") return s->get();
+        return wrong("an integer or \"any\"");
+      }
       return wrong("an integer");
     case SettingType::kDuration:
       if (const auto* i = node.as_integer()) {
@@ -700,6 +727,11 @@ Status check_combinations(const Settings& s, const FoundTable& found) {
       return invalid(source_of(found, "region") + ": region must be 0.." +
                      std::to_string(regions - 1) + " (layout " + s.layout + "), not " +
                      std::to_string(s.region));
+    }
+    const std::uint64_t hosts = layout->workers_per_region();
+    if (s.host && *s.host >= hosts) {
+      return invalid(source_of(found, "host") + ": host must be 0.." + std::to_string(hosts - 1) +
+                     " (layout " + s.layout + "), not " + std::to_string(*s.host));
     }
   }
   return Status::ok();
@@ -897,6 +929,11 @@ Result<Settings> load_settings(int argc, const char* const* argv, const Environm
   for (const Entry& e : kTable) {
     if (std::optional<std::string> v = nonempty(env, e.info.env)) {
       if (Status s = record(vars, e, std::string(e.info.env), *v); !s.is_ok()) return s;
+    } else if (e.info.name == "etcd") {
+      // The name the snowid tool reads, so that one environment serves both.
+      if (std::optional<std::string> alias = nonempty(env, "SNOWID_ETCD_ENDPOINTS")) {
+        if (Status s = record(vars, e, "SNOWID_ETCD_ENDPOINTS", *alias); !s.is_ok()) return s;
+      }
     }
   }
 

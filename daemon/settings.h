@@ -78,6 +78,7 @@ struct Settings {
   std::optional<Address> tcp;            // RESP over TCP; nullopt: off
   std::vector<std::string> etcd;         // member URLs; empty: the file registry
   std::uint32_t region = 0;              // fits the layout's region field
+  std::optional<std::uint32_t> host;     // pinned host id in the region; nullopt: any free one
   std::string state_dir;                 // fences and the file registry
   std::uint32_t socket_mode = 0660;      // permission bits of `socket`
   std::uint32_t max_batch = 10000;       // largest NEXTIDS n / count=N; runtime

@@ -156,6 +156,33 @@ TEST(Settings, RegionBoundsFollowTheLayout) {
   EXPECT_EQ(error_of(load({"--region", "1024"})), "--region: region must be 0..1023, not \"1024\"");
 }
 
+TEST(Settings, HostIsUnpinnedByDefaultAndPinnedWithinTheLayout) {
+  EXPECT_FALSE(load({})->host.has_value());
+  EXPECT_EQ(load({"--host", "0"})->host, std::optional<std::uint32_t>(0));
+  EXPECT_EQ(load({"--host=255"})->host, std::optional<std::uint32_t>(255));
+  MapEnvironment env = base_env();
+  env.variables["SNOWID_HOST"] = "256";
+  EXPECT_EQ(error_of(load({}, env)), "SNOWID_HOST: host must be 0..255 (layout snowid), not 256");
+  EXPECT_EQ(error_of(load({"--host", "-1"})), "--host: host must be any or 0..65535, not \"-1\"");
+  EXPECT_EQ(error_of(load({"--host", "65536"})),
+            "--host: host must be any or 0..65535, not \"65536\"");
+  EXPECT_FALSE(load({"--host", "1x"}).is_ok());
+  EXPECT_FALSE(load({"--host", ""}).is_ok());
+}
+
+TEST(Settings, HostAnyUndoesAPinOfLowerPrecedence) {
+  MapEnvironment env = base_env();
+  env.files["c.toml"] = "host = 7\n";
+  env.variables["SNOWID_CONFIG"] = "c.toml";
+  EXPECT_EQ(load({}, env)->host, std::optional<std::uint32_t>(7));
+  env.variables["SNOWID_HOST"] = "any";
+  EXPECT_FALSE(load({}, env)->host.has_value());
+  EXPECT_EQ(load({"--host", "9"}, env)->host, std::optional<std::uint32_t>(9));
+  EXPECT_FALSE(load_toml("host = \"any\"\n")->host.has_value());
+  EXPECT_EQ(error_of(load_toml("host = \"7\"\n")),
+            "snowidd.toml:1: host must be an integer or \"any\"");
+}
+
 TEST(Settings, IntegerBoundsAtAndPastTheEdges) {
   EXPECT_EQ(load({"--max-batch", "1"})->max_batch, 1u);
   EXPECT_EQ(load({"--max-batch", "100000"})->max_batch, 100000u);
@@ -257,6 +284,20 @@ TEST(Settings, EtcdEndpoints) {
   EXPECT_FALSE(load({"--etcd", "http://a:2379,"}).is_ok());
 }
 
+TEST(Settings, EtcdAlsoReadsTheToolsVariableButItsOwnWins) {
+  MapEnvironment env = base_env();
+  env.variables["SNOWID_ETCD_ENDPOINTS"] = "http://tool:2379";
+  EXPECT_EQ(load({}, env)->etcd, (std::vector<std::string>{"http://tool:2379"}));
+  env.variables["SNOWID_ETCD"] = "http://own:2379";
+  EXPECT_EQ(load({}, env)->etcd, (std::vector<std::string>{"http://own:2379"}));
+  env.variables.erase("SNOWID_ETCD");
+  env.variables["SNOWID_ETCD_ENDPOINTS"] = "not-a-url";
+  const Result<Settings> bad = load({}, env);
+  ASSERT_FALSE(bad.is_ok());
+  EXPECT_NE(bad.status().message().find("SNOWID_ETCD_ENDPOINTS"), std::string::npos)
+      << bad.status().message();
+}
+
 TEST(Settings, NonLoopbackWithoutTokenWarns) {
   Result<Settings> r = load({"--http", "0.0.0.0:8080"});
   ASSERT_TRUE(r.is_ok());
@@ -327,11 +368,12 @@ TEST(SettingsTable, NamesFlagsAndVariablesAreDerivedAndUnique) {
     EXPECT_FALSE(info.description.empty()) << info.name;
   }
   for (std::string_view n :
-       {"socket",         "http",         "tcp",         "etcd",          "region",
-        "state_dir",      "socket_mode",  "max_batch",   "threads",       "log_level",
-        "http_token",     "lease_ttl",    "lease_renew", "lease_stop",    "quarantine",
-        "max_clock_skew", "max_backward", "etcd_prefix", "etcd_cluster",  "etcd_ca",
-        "etcd_cert",      "etcd_key",     "etcd_user",   "etcd_password", "layout"}) {
+       {"socket",     "http",           "tcp",          "etcd",        "region",
+        "host",       "state_dir",      "socket_mode",  "max_batch",   "threads",
+        "log_level",  "http_token",     "lease_ttl",    "lease_renew", "lease_stop",
+        "quarantine", "max_clock_skew", "max_backward", "etcd_prefix", "etcd_cluster",
+        "etcd_ca",    "etcd_cert",      "etcd_key",     "etcd_user",   "etcd_password",
+        "layout"}) {
     EXPECT_EQ(names.count(n), 1u) << n;
   }
 }

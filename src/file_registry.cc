@@ -452,10 +452,19 @@ Result<LeaseGrant> FileRegistry::acquire(const LeaseRequest& request) {
         return Status(Code::kResourceExhausted,
                       id_text(w) + " is held through another registry directory on this host " +
                           "(its host lock @" + host_lock_name(w) + " is taken)");
-      case Outcome::kResting:
+      case Outcome::kResting: {
+        // Without quarantine, resting means the clock is behind the id's
+        // mark: say so, as that is what an operator must look at.
+        const WallTime now = clock_.wall_now();
+        const auto behind =
+            std::chrono::duration_cast<std::chrono::milliseconds>(*a.rests_until - now).count();
         return Status(Code::kResourceExhausted,
                       id_text(w) + " rests until " + time_text(*a.rests_until) +
-                          " (quarantine after its last release or high-water mark)");
+                          " (quarantine after its last release or high-water mark); the clock "
+                          "reads " +
+                          time_text(now) + ", " + std::to_string(behind) +
+                          " ms before that: if it was stepped back, fix it, else wait");
+      }
       case Outcome::kCorrupt:
       case Outcome::kFailed:
         return a.status;

@@ -11,7 +11,6 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
-#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <sstream>
@@ -274,18 +273,7 @@ std::vector<std::string> lines_of(const std::string& text) {
   return lines;
 }
 
-TempDir::TempDir() {
-  const char* base = std::getenv("TMPDIR");
-  std::string pattern =
-      std::string(base != nullptr && *base != '\0' ? base : "/tmp") + "/snowid-cli-test-XXXXXX";
-  check(::mkdtemp(pattern.data()) != nullptr, "mkdtemp");
-  path_ = pattern;
-}
-
-TempDir::~TempDir() {
-  std::error_code ignored;
-  std::filesystem::remove_all(path_, ignored);
-}
+TempDir::TempDir() : test_support::TempDir("snowid-cli-test") { check(!path().empty(), "mkdtemp"); }
 
 std::string TempDir::write(const std::string& name, const std::string& text) const {
   const std::string p = file(name);

@@ -10,6 +10,8 @@
 #include <utility>
 #include <vector>
 
+#include "temp_dir.h"
+
 namespace snowid::cli::testing {
 
 struct CliResult {
@@ -77,22 +79,15 @@ bool is_one_line_error(const std::string& err);
 // The lines of `text`, without their "\n".
 std::vector<std::string> lines_of(const std::string& text);
 
-// A fresh directory, removed with its contents when the object goes away.
-class TempDir {
+// A fresh directory, removed with its contents when the object goes away;
+// throws if it cannot be made.
+class TempDir : public test_support::TempDir {
  public:
   TempDir();
-  ~TempDir();
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
 
-  const std::string& path() const noexcept { return path_; }
-  std::string file(const std::string& name) const { return path_ + "/" + name; }
   // Writes `text` to file(name) and returns that path.
   std::string write(const std::string& name, const std::string& text) const;
   std::string read(const std::string& name) const;
-
- private:
-  std::string path_;
 };
 
 }  // namespace snowid::cli::testing

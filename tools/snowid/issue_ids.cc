@@ -199,13 +199,13 @@ class Issuer {
 
  private:
   std::shared_ptr<FenceStore> fence_for(WorkerId w) {
-    auto store = std::make_shared<RecordingFenceStore>(fence_path(r_.state_dir, w));
+    auto store = std::make_shared<common::RecordingFenceStore>(common::fence_path(r_.state_dir, w));
     std::lock_guard<std::mutex> lock(mu_);
     fences_[{w.region, w.host}] = store;
     return store;
   }
 
-  std::shared_ptr<RecordingFenceStore> current_fence() {
+  std::shared_ptr<common::RecordingFenceStore> current_fence() {
     const WorkerId w = gen_->worker();
     std::lock_guard<std::mutex> lock(mu_);
     auto it = fences_.find({w.region, w.host});
@@ -268,7 +268,8 @@ class Issuer {
   // Guards fences_ and last_event_: the generator asks for fences and tells
   // events from its own thread after a loss.
   std::mutex mu_;
-  std::map<std::pair<std::uint32_t, std::uint32_t>, std::shared_ptr<RecordingFenceStore>> fences_;
+  std::map<std::pair<std::uint32_t, std::uint32_t>, std::shared_ptr<common::RecordingFenceStore>>
+      fences_;
   std::string last_event_;
   // Declared before the generator, which uses it, so that it goes after.
   std::unique_ptr<WorkerRegistry> registry_;

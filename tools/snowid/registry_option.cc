@@ -1,12 +1,11 @@
 #include "registry_option.h"
 
-#include <unistd.h>
-
-#include <climits>
+#include <cstdint>
 #include <cstdlib>
+#include <utility>
+#include <vector>
 
 #include "number_text.h"
-#include "snowid/file_registry.h"
 #include "state_dir.h"
 #ifdef SNOWID_CLI_ETCD
 #include "snowid/etcd_registry.h"
@@ -85,56 +84,28 @@ Result<RegistrySettings> resolve_registry(const RegistryFlags& f, bool need_stat
 
 Result<std::unique_ptr<WorkerRegistry>> open_registry(const RegistrySettings& s,
                                                       const Layout& layout, const Clock& clock) {
-  if (!s.etcd) {
-    if (Status made = make_dirs(s.state_dir); !made.is_ok()) return made;
-    FileRegistryOptions o;
-    o.dir = s.state_dir;
-    o.layout = layout;
-    if (!s.host_lock.empty()) o.host_lock_prefix = s.host_lock == "off" ? "" : s.host_lock;
-    return make_file_registry(clock, std::move(o));
-  }
+  common::RegistryConfig c;
+  c.state_dir = s.state_dir;
+  c.host_lock = s.host_lock;
+  if (s.etcd) {
 #ifdef SNOWID_CLI_ETCD
-  Result<std::vector<std::string>> endpoints = parse_etcd_endpoints(s.etcd_endpoints);
-  if (!endpoints.is_ok()) return endpoints.status();
-  EtcdOptions o;
-  o.endpoints = endpoints.value();
-  if (!s.etcd_prefix.empty()) o.prefix = s.etcd_prefix;
-  if (!s.etcd_cluster.empty()) o.cluster = s.etcd_cluster;
-  o.layout = layout;
-  o.ca_file = s.etcd_ca;
-  o.cert_file = s.etcd_cert;
-  o.key_file = s.etcd_key;
-  o.user = s.etcd_user;
-  o.password = s.etcd_password;
-  Result<std::unique_ptr<WorkerRegistry>> registry = make_etcd_registry(clock, std::move(o));
-  if (!registry.is_ok() && registry.status().code() == Code::kUnavailable) {
-    return Status(Code::kUnavailable,
-                  "cannot reach etcd at " + s.etcd_endpoints + ": " + registry.status().message());
-  }
-  return registry;
+    Result<std::vector<std::string>> endpoints = parse_etcd_endpoints(s.etcd_endpoints);
+    if (!endpoints.is_ok()) return endpoints.status();
+    c.etcd_endpoints = std::move(endpoints).value();
+    common::copy_etcd_access(s, c);
 #else
-  (void)layout;
-  (void)clock;
-  return Status(Code::kFailedPrecondition,
-                "this snowid was built without etcd support; unset --etcd and "
-                "SNOWID_ETCD_ENDPOINTS to use the file registry");
+    return Status(Code::kFailedPrecondition,
+                  "this snowid was built without etcd support; unset --etcd and "
+                  "SNOWID_ETCD_ENDPOINTS to use the file registry");
 #endif
+  }
+  return common::open_registry(c, layout, clock);
 }
 
 LeaseTiming lease_timing_for(const RegistrySettings& s) {
   LeaseTiming t;
   if (!s.etcd) t.max_clock_skew = Duration::zero();
   return t;
-}
-
-HolderInfo this_holder(WallTime started) {
-  HolderInfo h;
-  char name[HOST_NAME_MAX + 1] = {};
-  if (::gethostname(name, sizeof name - 1) == 0) h.host = name;
-  if (h.host.empty()) h.host = "localhost";
-  h.pid = ::getpid();
-  h.started = started;
-  return h;
 }
 
 Result<std::optional<std::uint32_t>> region_setting(const std::string& flag, bool given) {

@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 
+#include "registry_open.h"
 #include "snowid/layout.h"
 #include "snowid/lease.h"
 #include "snowid/status.h"
@@ -62,7 +63,7 @@ Result<std::unique_ptr<WorkerRegistry>> open_registry(const RegistrySettings& se
 LeaseTiming lease_timing_for(const RegistrySettings& settings);
 
 // Who this process is, as registries show it to operators.
-HolderInfo this_holder(WallTime started);
+using common::this_holder;
 
 // --region if given (`given`), else $SNOWID_REGION, else nullopt. Refuses a
 // value that is not a number, naming where it came from.

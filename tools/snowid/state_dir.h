@@ -3,6 +3,7 @@
 
 #include <string>
 
+#include "registry_open.h"
 #include "snowid/status.h"
 
 namespace snowid::cli {
@@ -13,8 +14,7 @@ namespace snowid::cli {
 // $XDG_STATE_HOME is ignored as the XDG specification says. Does not create it.
 Result<std::string> find_state_dir(const std::string& flag);
 
-// Creates `path` and any missing parents, like `mkdir -p`, each new one with
-// mode 0700 (state of one user). OK if it already is a directory.
-Status make_dirs(const std::string& path);
+// Creates `path` and any missing parents, like `mkdir -p` (registry_open.h).
+using common::make_dirs;
 
 }  // namespace snowid::cli

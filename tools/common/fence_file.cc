@@ -2,7 +2,7 @@
 
 #include <utility>
 
-namespace snowid::cli {
+namespace snowid::common {
 
 std::string fence_path(const std::string& dir, WorkerId worker) {
   return dir + "/fence-r" + std::to_string(worker.region) + "-h" + std::to_string(worker.host);
@@ -23,4 +23,4 @@ Status RecordingFenceStore::store(WallTime fence) {
   return s;
 }
 
-}  // namespace snowid::cli
+}  // namespace snowid::common

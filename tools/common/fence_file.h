@@ -1,4 +1,5 @@
-// The time fence `snowid next` keeps per worker in the state directory.
+// The time fence kept per worker in the state directory, by `snowid next`
+// and by snowidd alike: one name for both, so that each sees the other's.
 #pragma once
 
 #include <memory>
@@ -8,7 +9,7 @@
 #include "snowid/fence.h"
 #include "snowid/layout.h"
 
-namespace snowid::cli {
+namespace snowid::common {
 
 // "<dir>/fence-r<region>-h<host>": one file per worker, because a fence file
 // must never be shared by two generators.
@@ -30,4 +31,4 @@ class RecordingFenceStore final : public FenceStore {
   Status last_failure_;
 };
 
-}  // namespace snowid::cli
+}  // namespace snowid::common

@@ -1,0 +1,467 @@
+#include "http_handler.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cstddef>
+#include <limits>
+#include <string_view>
+#include <system_error>
+#include <utility>
+
+#include "json_text.h"
+#include "snowid/layout.h"
+#include "snowid/lease_keeper.h"
+#include "snowid/status.h"
+#include "snowid/time.h"
+
+namespace snowid::daemon {
+namespace {
+
+// Longer targets are answered 414 before any parsing. Beast's header limit
+// bounds the request line anyway; this keeps the parsing cost of one request
+// small and fixed.
+constexpr std::size_t kMaxTargetLength = 8 * 1024;
+// More query parameters than this: 400. No route takes more than one.
+constexpr std::size_t kMaxQueryParameters = 32;
+// The count parameter: plain decimal digits, at most this many (leading
+// zeros count), so that it always fits before the bound check.
+constexpr std::size_t kMaxCountDigits = 10;
+// Client text echoed in an error message is cut to this many bytes.
+constexpr std::size_t kMaxEchoedBytes = 64;
+// Integers beyond this are written as JSON strings: JavaScript's doubles
+// lose precision above 2^53 - 1.
+constexpr std::uint64_t kMaxSafeJsonInteger = (std::uint64_t{1} << 53) - 1;
+
+constexpr std::string_view kJson = "application/json";
+constexpr std::string_view kPrometheusText = "text/plain; version=0.0.4; charset=utf-8";
+
+// ---------------------------------------------------------------- JSON output
+
+template <typename Int>
+void append_decimal(std::string& out, Int value) {
+  char buf[24];
+  const auto r = std::to_chars(buf, buf + sizeof buf, value);
+  out.append(buf, r.ptr);
+}
+
+// A JSON number, or a decimal string where a double would lose precision.
+void append_json_integer(std::string& out, std::uint64_t value) {
+  if (value <= kMaxSafeJsonInteger) {
+    append_decimal(out, value);
+  } else {
+    out += '"';
+    append_decimal(out, value);
+    out += '"';
+  }
+}
+
+void append_json_integer(std::string& out, std::int64_t value) {
+  const std::uint64_t magnitude = value < 0 ? std::uint64_t{0} - static_cast<std::uint64_t>(value)
+                                            : static_cast<std::uint64_t>(value);
+  if (magnitude <= kMaxSafeJsonInteger) {
+    append_decimal(out, value);
+  } else {
+    out += '"';
+    append_decimal(out, value);
+    out += '"';
+  }
+}
+
+// `text` (from the client) cut short for a message; append_json_string
+// repairs a sequence cut in the middle.
+std::string echo(std::string_view text) {
+  if (text.size() <= kMaxEchoedBytes) return std::string(text);
+  std::string s(text.substr(0, kMaxEchoedBytes));
+  s += "...";
+  return s;
+}
+
+std::string lower_ascii(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) {
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  }
+  return out;
+}
+
+// --------------------------------------------------------------- responses
+
+HttpResponse json_response(unsigned status, std::string body) {
+  HttpResponse r;
+  r.status = status;
+  r.content_type = std::string(kJson);
+  r.body = std::move(body);
+  // Every answer is about this moment (or, for errors, this request): ids
+  // must never be served twice from a cache.
+  r.headers.emplace_back("Cache-Control", "no-store");
+  return r;
+}
+
+// Retry-After in whole seconds, rounded up, at least 1.
+std::string retry_after_seconds(Duration d) {
+  constexpr std::int64_t kSecond = 1'000'000'000;
+  const std::int64_t ns = d.count();
+  std::int64_t seconds = ns <= 0 ? 1 : ns / kSecond + (ns % kSecond != 0 ? 1 : 0);
+  if (seconds < 1) seconds = 1;
+  return std::to_string(seconds);
+}
+
+HttpResponse error_response(unsigned status, std::string_view word, std::string_view message,
+                            bool retryable = false, Duration retry_after = Duration::zero()) {
+  std::string body;
+  body.reserve(64 + word.size() + message.size());
+  body += "{\"error\":";
+  append_json_string(body, word);
+  body += ",\"message\":";
+  append_json_string(body, message);
+  body += ",\"retryable\":";
+  body += retryable ? "true" : "false";
+  body += '}';
+  HttpResponse r = json_response(status, std::move(body));
+  if (retryable) r.headers.emplace_back("Retry-After", retry_after_seconds(retry_after));
+  return r;
+}
+
+HttpResponse bad_request(std::string_view message) {
+  return error_response(400, error_word(Code::kInvalidArgument), message);
+}
+
+// A refusal of the service, as id_service.h's table says.
+HttpResponse refusal(Code code, std::string_view message, bool issuing, Duration retry_after) {
+  const std::string_view word = error_word(code);
+  std::string fallback;
+  if (message.empty()) {
+    fallback = std::string(issuing ? "not issuing: " : "cannot decode: ") + std::string(word);
+    message = fallback;
+  }
+  const bool retryable = is_retryable(code);
+  return error_response(http_status(code, issuing), word, message, retryable, retry_after);
+}
+
+// ------------------------------------------------------------- authorization
+
+// Equal in time that depends only on the length of `expected`.
+bool constant_time_equal(std::string_view given, std::string_view expected) {
+  unsigned diff = given.size() == expected.size() ? 0u : 1u;
+  for (std::size_t i = 0; i < expected.size(); ++i) {
+    const char g = i < given.size() ? given[i] : '\0';
+    diff |= static_cast<unsigned char>(g ^ expected[i]);
+  }
+  return diff == 0;
+}
+
+bool is_space(char c) { return c == ' ' || c == '\t'; }
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && is_space(s.front())) s.remove_prefix(1);
+  while (!s.empty() && is_space(s.back())) s.remove_suffix(1);
+  return s;
+}
+
+// "Bearer <token>", the scheme in any case (RFC 7235), matching `token`.
+bool bearer_matches(std::string_view authorization, std::string_view token) {
+  std::string_view v = trim(authorization);
+  constexpr std::string_view kScheme = "bearer";
+  if (v.size() <= kScheme.size() || !is_space(v[kScheme.size()])) return false;
+  if (lower_ascii(v.substr(0, kScheme.size())) != kScheme) return false;
+  const std::string_view credentials = trim(v.substr(kScheme.size()));
+  if (credentials.empty()) return false;
+  return constant_time_equal(credentials, token);
+}
+
+// ------------------------------------------------------------- target parsing
+
+int hex_value(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+// Percent-decodes `in` onto `out`. False on a bad escape, a decoded NUL, a
+// raw byte outside visible ASCII, or (in the path) an escaped '/', which
+// would make the decoded path's segments ambiguous. In the query, '+' is a
+// space (HTML forms).
+bool decode_component(std::string_view in, bool query, std::string& out) {
+  out.reserve(out.size() + in.size());
+  for (std::size_t i = 0; i < in.size(); ++i) {
+    const char c = in[i];
+    if (c == '%') {
+      if (in.size() - i < 3) return false;
+      const int hi = hex_value(in[i + 1]);
+      const int lo = hex_value(in[i + 2]);
+      if (hi < 0 || lo < 0) return false;
+      const char decoded = static_cast<char>(hi * 16 + lo);
+      if (decoded == '\0') return false;
+      if (!query && decoded == '/') return false;
+      out += decoded;
+      i += 2;
+      continue;
+    }
+    const auto u = static_cast<unsigned char>(c);
+    if (u <= 0x20 || u >= 0x7f || c == '#') return false;
+    out += query && c == '+' ? ' ' : c;
+  }
+  return true;
+}
+
+// ------------------------------------------------------------------ routes
+
+enum class Route { kIds, kDecode, kHealthz, kReadyz, kMetrics, kNone };
+
+constexpr std::string_view kIdsPath = "/v1/ids";
+
+// Trailing slashes are not forgiven: "/v1/ids/" is 404, not the collection,
+// and "/healthz/" is 404 too. One spelling per resource.
+Route route_of(std::string_view path, std::string_view& id_text) {
+  if (path == kIdsPath) return Route::kIds;
+  if (path == "/healthz") return Route::kHealthz;
+  if (path == "/readyz") return Route::kReadyz;
+  if (path == "/metrics") return Route::kMetrics;
+  if (path.size() > kIdsPath.size() + 1 && path.substr(0, kIdsPath.size()) == kIdsPath &&
+      path[kIdsPath.size()] == '/') {
+    const std::string_view rest = path.substr(kIdsPath.size() + 1);
+    if (rest.find('/') == std::string_view::npos) {
+      id_text = rest;
+      return Route::kDecode;
+    }
+  }
+  return Route::kNone;
+}
+
+// count: 1 to kMaxCountDigits decimal digits and nothing else; the value
+// must be 1..max_batch. Leading zeros are allowed ("0010" is 10).
+std::optional<std::uint64_t> parse_count(std::string_view text) {
+  if (text.empty() || text.size() > kMaxCountDigits) return std::nullopt;
+  std::uint64_t value = 0;
+  for (const char c : text) {
+    if (c < '0' || c > '9') return std::nullopt;
+    value = value * 10 + static_cast<std::uint64_t>(c - '0');
+  }
+  return value;
+}
+
+}  // namespace
+
+std::optional<ParsedTarget> parse_target(std::string_view target) {
+  // Origin form only (RFC 9112 3.2.1): absolute form, authority form and "*"
+  // are refused, and so is a fragment, which a client never sends.
+  if (target.empty() || target.front() != '/') return std::nullopt;
+  const std::size_t question = target.find('?');
+  const std::string_view raw_path = target.substr(0, question);
+  ParsedTarget parsed;
+  if (!decode_component(raw_path, false, parsed.path)) return std::nullopt;
+  if (question == std::string_view::npos) return parsed;
+
+  // name=value pairs separated by '&'; empty pairs are skipped; a pair
+  // without '=' has an empty value; only the first '=' separates.
+  std::string_view query = target.substr(question + 1);
+  while (true) {
+    const std::size_t amp = query.find('&');
+    const std::string_view pair = query.substr(0, amp);
+    if (!pair.empty()) {
+      const std::size_t eq = pair.find('=');
+      std::string name;
+      std::string value;
+      if (!decode_component(pair.substr(0, eq), true, name)) return std::nullopt;
+      if (eq != std::string_view::npos && !decode_component(pair.substr(eq + 1), true, value)) {
+        return std::nullopt;
+      }
+      parsed.query.emplace_back(std::move(name), std::move(value));
+    }
+    if (amp == std::string_view::npos) break;
+    query.remove_prefix(amp + 1);
+  }
+  return parsed;
+}
+
+HttpHandler::HttpHandler(IdService& ids, std::function<std::string()> metrics, std::string token)
+    : ids_(ids), metrics_(std::move(metrics)), token_(std::move(token)) {}
+
+HttpResponse HttpHandler::handle(const HttpRequest& request) const {
+  if (request.target.size() > kMaxTargetLength) {
+    return error_response(
+        414, error_word(Code::kInvalidArgument),
+        "request target longer than " + std::to_string(kMaxTargetLength) + " bytes");
+  }
+  std::optional<ParsedTarget> target = parse_target(request.target);
+  if (!target) {
+    return bad_request("malformed request target: origin form with valid percent escapes expected");
+  }
+  if (target->query.size() > kMaxQueryParameters) {
+    return bad_request("more than " + std::to_string(kMaxQueryParameters) + " query parameters");
+  }
+
+  std::string_view id_text;
+  const Route route = route_of(target->path, id_text);
+
+  // The probes stay open; everything else, unknown paths included (so that
+  // routes cannot be probed without the secret), needs the token.
+  const bool open = route == Route::kHealthz || route == Route::kReadyz;
+  if (!token_.empty() && !open && !bearer_matches(request.authorization, token_)) {
+    HttpResponse r =
+        error_response(401, "UNAUTHENTICATED", "missing or wrong bearer token in Authorization");
+    r.headers.emplace_back("WWW-Authenticate", "Bearer realm=\"snowid\"");
+    return r;
+  }
+  if (route == Route::kNone) {
+    return error_response(404, "NOT_FOUND", "no resource at " + echo(target->path));
+  }
+  // HEAD is answered exactly as GET, body included: the server sends the
+  // headers (with the GET body's length) and drops the body.
+  if (request.method != "GET" && request.method != "HEAD") {
+    HttpResponse r = error_response(405, "METHOD_NOT_ALLOWED",
+                                    "method " + echo(request.method) + " not allowed; use GET");
+    r.headers.emplace_back("Allow", "GET, HEAD");
+    return r;
+  }
+
+  // Each route takes only the parameters it names; anything else is a
+  // client mistake worth reporting (a misspelt "count" would otherwise
+  // silently give one id).
+  std::optional<std::string_view> count_text;
+  for (const auto& [name, value] : target->query) {
+    if (route == Route::kIds && name == "count") {
+      if (count_text) return bad_request("query parameter \"count\" given more than once");
+      count_text = value;
+      continue;
+    }
+    return bad_request("unknown query parameter \"" + echo(name) + "\"");
+  }
+
+  switch (route) {
+    case Route::kIds: {
+      const std::uint32_t max_batch = ids_.max_batch();
+      std::uint64_t count = 1;
+      if (count_text) {
+        const std::optional<std::uint64_t> n = parse_count(*count_text);
+        if (!n || *n < 1 || *n > max_batch) {
+          return bad_request("count must be a decimal number from 1 to " +
+                             std::to_string(max_batch) + ", got \"" + echo(*count_text) + "\"");
+        }
+        count = *n;
+      }
+      // HEAD must be safe (RFC 9110): a probe must not use up ids.
+      if (request.method == "HEAD") {
+        HttpResponse r = error_response(405, "METHOD_NOT_ALLOWED",
+                                        "HEAD would issue ids without handing them out; use GET");
+        r.headers.emplace_back("Allow", "GET");
+        return r;
+      }
+      IdsAnswer answer;
+      if (count == 1) {
+        // Counted as a single request, as NEXTID is.
+        const IdResult one = ids_.next_id();
+        if (!one.ok()) {
+          return refusal(one.code, ids_.refusal_message(one.code), true, one.retry_after);
+        }
+        answer.spans.push_back(IdSpan{one.id, 1});
+      } else {
+        answer = ids_.next_ids(count);
+        if (!answer.ok()) return refusal(answer.code, answer.message, true, answer.retry_after);
+      }
+
+      std::size_t total = 0;
+      for (const IdSpan& span : answer.spans) total += span.count;
+      // {"ids":["<up to 20 digits>",...]}: written in place into a buffer
+      // sized for the longest ids, then cut to length.
+      constexpr std::string_view kHead = "{\"ids\":[";
+      std::string body;
+      body.resize(kHead.size() + total * 23 + 2);
+      char* p = body.data();
+      char* const end = body.data() + body.size();
+      p = std::copy(kHead.begin(), kHead.end(), p);
+      bool first = true;
+      for (const IdSpan& span : answer.spans) {
+        for (std::uint64_t id = span.first, last = span.first + span.count; id != last; ++id) {
+          if (!first) *p++ = ',';
+          first = false;
+          *p++ = '"';
+          p = std::to_chars(p, end, id).ptr;
+          *p++ = '"';
+        }
+      }
+      *p++ = ']';
+      *p++ = '}';
+      body.resize(static_cast<std::size_t>(p - body.data()));
+      return json_response(200, std::move(body));
+    }
+
+    case Route::kDecode: {
+      const Result<DecodedId> decoded = ids_.decode(id_text);
+      if (!decoded.is_ok()) {
+        return refusal(decoded.status().code(), decoded.status().message(), false,
+                       Duration::zero());
+      }
+      const DecodedId& d = decoded.value();
+      const Layout& layout = ids_.layout();
+      std::string body;
+      body.reserve(256);
+      body += "{\"id\":\"";
+      append_decimal(body, d.id);
+      body += "\",\"layout\":";
+      append_json_string(body, layout.name());
+      body += ",\"time\":";
+      append_json_string(body, format_iso8601(d.time));
+      body += ",\"unix_ms\":";
+      append_json_integer(body, unix_ms(d.time));
+      body += ",\"ticks\":";
+      append_json_integer(body, d.ticks);
+      body += ",\"fields\":{";
+      const auto fields = layout.fields();
+      for (std::size_t i = 0;
+           i < fields.size() && i < static_cast<std::size_t>(d.field_count) && i < d.values.size();
+           ++i) {
+        if (i > 0) body += ',';
+        append_json_string(body, fields[i].name);
+        body += ':';
+        append_json_integer(body, d.values[i]);
+      }
+      body += "}}";
+      return json_response(200, std::move(body));
+    }
+
+    case Route::kHealthz:
+      return json_response(200, "{\"status\":\"ok\"}");
+
+    case Route::kReadyz: {
+      LeasedGenerator& generator = ids_.generator();
+      const std::string lease = lower_ascii(lease_state_name(generator.lease_state()));
+      std::string body;
+      if (ids_.ready()) {
+        const WorkerId worker = generator.worker();
+        body += "{\"status\":\"ready\",\"worker\":{\"region\":";
+        append_decimal(body, worker.region);
+        body += ",\"host\":";
+        append_decimal(body, worker.host);
+        body += "},\"lease\":";
+        append_json_string(body, lease);
+        body += '}';
+        return json_response(200, std::move(body));
+      }
+      std::string reason = ids_.not_ready_reason();
+      if (reason.empty()) reason = "not ready";
+      body += "{\"status\":\"not ready\",\"reason\":";
+      append_json_string(body, reason);
+      body += ",\"lease\":";
+      append_json_string(body, lease);
+      body += '}';
+      return json_response(503, std::move(body));
+    }
+
+    case Route::kMetrics: {
+      HttpResponse r;
+      r.status = 200;
+      r.content_type = std::string(kPrometheusText);
+      if (metrics_) r.body = metrics_();
+      r.headers.emplace_back("Cache-Control", "no-store");
+      return r;
+    }
+
+    case Route::kNone:
+      break;
+  }
+  return error_response(404, "NOT_FOUND", "no resource at " + echo(target->path));
+}
+
+}  // namespace snowid::daemon

@@ -1,0 +1,163 @@
+// The one request handler's core: what both transports (RESP and HTTP) ask
+// of the leased generator, with the daemon's counters. Private to the daemon.
+//
+// Every refusal is a Code; error_word() and http_status() turn it into what
+// each protocol says, so RESP and HTTP clients see the same word:
+//
+//   code                 word               retry?  HTTP
+//   kSequenceExhausted   SEQUENCE_EXHAUSTED yes     503 + Retry-After
+//   kClockBehind         CLOCK_BEHIND       yes     503 + Retry-After
+//   kUnavailable         UNAVAILABLE        yes     503 + Retry-After
+//   kLeaseUncertain      LEASE_UNCERTAIN    yes     503 + Retry-After
+//   kClockMovedBack      CLOCK_MOVED_BACK   no      503
+//   kUnhealthy           UNHEALTHY          no      503
+//   kLeaseLost           LEASE_LOST         no      503
+//   kFailedPrecondition  SHUTTING_DOWN      no      503 (after close())
+//   kInvalidArgument     INVALID_ARGUMENT   no      400
+//   kOutOfRange          OUT_OF_RANGE       no      400 (decode) / 503 (issue)
+//   other                code_name(code)    no      500
+//
+// Thread-safe: any number of connection threads call it at once.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "snowid/layout.h"
+#include "snowid/leased_generator.h"
+#include "snowid/status.h"
+#include "snowid/time.h"
+
+namespace snowid::daemon {
+
+// The word a client acts on for `code` (the table above).
+std::string_view error_word(Code code) noexcept;
+// The HTTP status for a refusal of `code` while issuing (`issuing`) or while
+// decoding an id given by the client.
+unsigned http_status(Code code, bool issuing) noexcept;
+
+// `count` consecutive ids from `first`.
+struct IdSpan {
+  std::uint64_t first = 0;
+  std::uint32_t count = 0;
+};
+
+// The answer to a request for n ids: the spans in issue order (ids
+// increasing), or the refusal. On a refusal no ids are returned; any taken
+// before it are lost (gaps, never duplicates).
+struct IdsAnswer {
+  Code code = Code::kOk;
+  Duration retry_after = Duration::zero();
+  std::string message;  // for a refusal: one line for humans
+  std::vector<IdSpan> spans;
+  bool ok() const noexcept { return code == Code::kOk; }
+};
+
+// Counters the transports and /metrics read. Monotonic, relaxed.
+struct ServiceCounters {
+  std::uint64_t ids_issued = 0;                      // handed to clients
+  std::uint64_t ids_dropped = 0;                     // taken by a batch that was then refused: gaps
+  std::uint64_t single_requests = 0;                 // NEXTID, count=1
+  std::uint64_t batch_requests = 0;                  // NEXTIDS n, count=N (any n)
+  std::uint64_t reserve_calls = 0;                   // generator reserve() calls for batches
+  std::array<std::uint64_t, 32> refusals_by_code{};  // index: Code value
+  std::uint64_t decodes = 0;
+  std::uint64_t decode_errors = 0;
+};
+
+// What INFO and /metrics show, read at one moment (each part consistent with
+// itself, not with each other).
+struct ServiceSnapshot {
+  Layout layout = Layout::snowid_default();
+  WorkerId worker;
+  LeaseState lease_state = LeaseState::kHeld;
+  bool ready = false;
+  Status health;
+  ServiceCounters counters;
+  GeneratorStats generator;
+  LeaseStats lease;
+  std::uint64_t reacquisitions = 0;
+  std::uint32_t max_batch = 0;
+  WallTime started;
+  Duration uptime = Duration::zero();  // on the monotonic clock
+  std::uint64_t lease_losses = 0;      // leases lost while running (count_lease_loss)
+};
+
+class IdService {
+ public:
+  // `generator` and `clock` must outlive the service. `max_batch` bounds n.
+  IdService(LeasedGenerator& generator, const Clock& clock, std::uint32_t max_batch);
+
+  // One id (waits as the generator does: for the next tick, a small clock
+  // step back), or the refusal.
+  IdResult next_id() noexcept;
+
+  // `n` ids, 1 <= n <= max_batch() (kInvalidArgument otherwise, with a
+  // message naming the bound), taken with as few reserve() calls as the
+  // sequence allows: one per tick touched.
+  IdsAnswer next_ids(std::uint64_t n);
+
+  // Parses `text` (decimal; see snowid::parse_id) and splits it by the
+  // daemon's layout. kInvalidArgument for malformed text, kOutOfRange for a
+  // number that uses bits beyond the layout (both: HTTP 400).
+  Result<DecodedId> decode(std::string_view text);
+
+  // A line for humans after the word of a refusal of `code` (NEXTID answers
+  // carry a code only): the generator's own account of a clock step, else a
+  // fixed sentence per code.
+  std::string refusal_message(Code code) const;
+
+  // Ready to issue: the lease is held and the generator healthy, and close()
+  // has not been called. Cheap.
+  bool ready() const noexcept;
+  // Why not ready, one line; empty when ready.
+  std::string not_ready_reason() const;
+
+  std::uint32_t max_batch() const noexcept { return max_batch_.load(std::memory_order_relaxed); }
+  // A runtime setting.
+  void set_max_batch(std::uint32_t n) noexcept { max_batch_.store(n, std::memory_order_relaxed); }
+
+  // Counted by the daemon's event hook (lease losses and re-acquisitions).
+  void count_lease_loss() noexcept { lease_losses_.fetch_add(1, std::memory_order_relaxed); }
+
+  ServiceSnapshot snapshot() const;
+  const Layout& layout() const noexcept { return generator_.layout(); }
+  LeasedGenerator& generator() noexcept { return generator_; }
+
+  // Stops issuing (every later call: kFailedPrecondition, SHUTTING_DOWN),
+  // then closes the generator: records the fence, releases the lease.
+  Status close();
+
+ private:
+  void count_refusal(Code code) noexcept;
+
+  LeasedGenerator& generator_;
+  const Clock& clock_;
+  WallTime started_;
+  MonoTime started_mono_;
+  std::atomic<std::uint32_t> max_batch_;
+  std::atomic<bool> closed_{false};
+  std::atomic<std::uint64_t> lease_losses_{0};
+
+  // Counters, one cache line per slot; a thread uses the slot of its index
+  // modulo kSlots, so two event-loop threads do not share a line.
+  static constexpr int kSlots = 8;
+  struct alignas(64) Slot {
+    std::atomic<std::uint64_t> ids_issued{0};
+    std::atomic<std::uint64_t> ids_dropped{0};
+    std::atomic<std::uint64_t> single_requests{0};
+    std::atomic<std::uint64_t> batch_requests{0};
+    std::atomic<std::uint64_t> reserve_calls{0};
+    std::atomic<std::uint64_t> decodes{0};
+    std::atomic<std::uint64_t> decode_errors{0};
+  };
+  std::array<Slot, kSlots> slots_;
+  std::array<std::atomic<std::uint64_t>, 32> refusals_{};
+  Slot& slot() noexcept;
+};
+
+}  // namespace snowid::daemon

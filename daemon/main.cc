@@ -1,0 +1,331 @@
+// snowidd: one leased worker id, served over the Redis protocol (a Unix
+// socket, optionally TCP) and HTTP/JSON. See docs/daemon.md.
+//
+// The process: resolve the settings (exit 2 if they are wrong), lease a
+// worker id, bind the listeners, then wait for signals on the main thread.
+// SIGTERM/SIGINT: stop accepting, finish what is in flight, release the lease
+// (recording the fence), exit 0. SIGHUP: reload the runtime settings.
+//
+// The log events of the lifecycle ("starting", "lease acquired", "listening",
+// "ready", "stopping", "lease released", "stopped", ...) are an interface:
+// tests and operators' tools look for them by their "msg".
+#include <signal.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "http_handler.h"
+#include "id_service.h"
+#include "log.h"
+#include "metrics.h"
+#include "registry_setup.h"
+#include "server.h"
+#include "settings.h"
+#include "snowid/leased_generator.h"
+#include "snowid/time.h"
+
+#ifndef SNOWID_VERSION
+#define SNOWID_VERSION "unknown"
+#endif
+
+namespace snowid::daemon {
+namespace {
+
+using namespace std::chrono_literals;
+
+constexpr int kExitFailure = 1;
+constexpr int kExitUsage = 2;
+// How long a stop waits for connections to finish what they received.
+constexpr Duration kDrainTimeout = 5s;
+// How often the main thread looks at the generator's health between signals.
+constexpr long kWatchNanos = 200 * 1000 * 1000;
+
+std::string upper(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) {
+    if (c >= 'a' && c <= 'z') c = static_cast<char>(c - 'a' + 'A');
+  }
+  return out;
+}
+
+std::string usage() {
+  std::string out =
+      "usage: snowidd [--config FILE] [--SETTING VALUE]...\n"
+      "       snowidd --help | --help-settings | --version\n"
+      "\n"
+      "Serves unique 64-bit ids from one leased worker id: the Redis protocol (RESP) on a\n"
+      "Unix socket and optionally TCP, JSON over HTTP. With no configuration at all it runs on\n"
+      "its defaults: the file registry in the state directory, the socket in the runtime\n"
+      "directory, HTTP on 127.0.0.1:7390.\n"
+      "\n"
+      "Flags (--name VALUE or --name=VALUE; each setting is also SNOWID_<NAME> in the\n"
+      "environment and <name> in the TOML file):\n"
+      "  --config FILE              the TOML file (also SNOWID_CONFIG)\n";
+  for (const SettingInfo& info : settings_table()) {
+    std::string left = "  " + std::string(info.flag) + " " + upper(setting_type_name(info.type));
+    if (left.size() < 29) left.resize(29, ' ');
+    // The first sentence of the description.
+    const std::size_t end = info.description.find(". ");
+    out += left +
+           std::string(info.description.substr(0, end == std::string_view::npos ? end : end + 1)) +
+           "\n";
+  }
+  out +=
+      "\n"
+      "Precedence, highest first: flags, SNOWID_* environment variables, the TOML file, the\n"
+      "embedded defaults. `snowidd --help-settings` lists every setting with its bounds,\n"
+      "default and whether SIGHUP can change it.\n"
+      "\n"
+      "Signals: SIGTERM or SIGINT stops (in-flight requests are answered, the lease released);\n"
+      "SIGHUP reloads the runtime settings (log_level, max_batch).\n"
+      "Exit status: 0 stopped cleanly, 1 start or release failed, 2 bad configuration (the\n"
+      "settings, or a layout, region or host that does not fit).\n";
+  return out;
+}
+
+// Names of the settings that are not runtime and differ between `a` and `b`.
+std::string fixed_differences(const Settings& a, const Settings& b) {
+  struct Same {
+    std::string_view name;
+    bool (*same)(const Settings&, const Settings&);
+  };
+#define SNOWID_SAME(field)                                                          \
+  Same {                                                                            \
+#field, [](const Settings& x, const Settings& y) { return x.field == y.field; } \
+  }
+  static const Same kSame[] = {
+      SNOWID_SAME(socket),         SNOWID_SAME(http),         SNOWID_SAME(tcp),
+      SNOWID_SAME(etcd),           SNOWID_SAME(region),       SNOWID_SAME(host),
+      SNOWID_SAME(state_dir),      SNOWID_SAME(socket_mode),  SNOWID_SAME(threads),
+      SNOWID_SAME(log_json),       SNOWID_SAME(http_token),   SNOWID_SAME(lease_ttl),
+      SNOWID_SAME(lease_renew),    SNOWID_SAME(lease_stop),   SNOWID_SAME(quarantine),
+      SNOWID_SAME(max_clock_skew), SNOWID_SAME(max_backward), SNOWID_SAME(etcd_prefix),
+      SNOWID_SAME(etcd_cluster),   SNOWID_SAME(etcd_ca),      SNOWID_SAME(etcd_cert),
+      SNOWID_SAME(etcd_key),       SNOWID_SAME(etcd_user),    SNOWID_SAME(etcd_password),
+      SNOWID_SAME(layout),
+  };
+#undef SNOWID_SAME
+  std::string out;
+  for (const SettingInfo& info : settings_table()) {
+    if (info.runtime) continue;
+    for (const Same& s : kSame) {
+      if (s.name == info.name && !s.same(a, b)) {
+        out += (out.empty() ? "" : ",") + std::string(info.name);
+      }
+    }
+  }
+  return out;
+}
+
+// Everything the running daemon needs after start.
+struct Running {
+  Settings& settings;
+  int argc;
+  const char* const* argv;
+  Logger& log;
+  IdService& service;
+  LeasedGenerator& generator;
+};
+
+void reload(Running& r) {
+  Result<Settings> fresh = load_settings(r.argc, r.argv, process_environment());
+  if (!fresh.is_ok()) {
+    r.log.error("reload failed",
+                {{"code", code_name(fresh.status().code())}, {"error", fresh.status().message()}});
+    return;
+  }
+  std::string changed;
+  if (fresh->log_level != r.settings.log_level) {
+    r.settings.log_level = fresh->log_level;
+    r.log.set_level(fresh->log_level);
+    changed += "log_level";
+  }
+  if (fresh->max_batch != r.settings.max_batch) {
+    r.settings.max_batch = fresh->max_batch;
+    r.service.set_max_batch(fresh->max_batch);
+    changed += changed.empty() ? "max_batch" : ",max_batch";
+  }
+  r.log.info("reloaded", {{"changed", changed},
+                          {"log_level", log_level_name(r.settings.log_level)},
+                          {"max_batch", r.settings.max_batch}});
+  if (const std::string ignored = fixed_differences(r.settings, fresh.value()); !ignored.empty()) {
+    r.log.warn("reload ignored",
+               {{"settings", ignored}, {"reason", "not runtime settings: restart to apply"}});
+  }
+}
+
+// The error text of a start or close failure; a fence that could not be
+// read or written is named, as the generator reports only kUnavailable.
+std::string failure_text(const Status& s, const FenceStores* fences) {
+  std::string text = s.message();
+  if (fences != nullptr && s.code() == Code::kUnavailable) {
+    if (const Status f = fences->last_failure(); !f.is_ok())
+      text += " (fence: " + f.message() + ")";
+  }
+  return text;
+}
+
+int run(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    if (std::string_view(argv[i]) == "--version") {
+      std::printf("snowidd %s\n", SNOWID_VERSION);
+      return 0;
+    }
+  }
+
+  // Signals are taken by the main thread only: blocked here, before any
+  // thread starts, so every thread inherits the mask. SIGPIPE is ignored: a
+  // client that goes away shows up as a failed write.
+  std::signal(SIGPIPE, SIG_IGN);
+  sigset_t signals;
+  sigemptyset(&signals);
+  for (int s : {SIGTERM, SIGINT, SIGHUP, SIGPIPE}) sigaddset(&signals, s);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  sigdelset(&signals, SIGPIPE);
+
+  const Environment& env = process_environment();
+  Result<Settings> loaded = load_settings(argc, argv, env);
+  if (!loaded.is_ok()) {
+    std::fprintf(stderr, "snowidd: %s\n", loaded.status().message().c_str());
+    return kExitUsage;
+  }
+  Settings settings = std::move(loaded).value();
+  if (settings.action == Action::kHelp) {
+    std::fputs(usage().c_str(), stdout);
+    return 0;
+  }
+  if (settings.action == Action::kHelpSettings) {
+    std::fputs(describe_settings().c_str(), stdout);
+    return 0;
+  }
+
+  const Clock& clock = system_clock();
+  Logger log(STDERR_FILENO, clock, settings.log_level, settings.log_json);
+  for (const std::string& w : settings.warnings) log.warn("setting warning", {{"warning", w}});
+  log.info("starting", {{"version", SNOWID_VERSION},
+                        {"pid", static_cast<std::int64_t>(::getpid())},
+                        {"layout", settings.layout},
+                        {"registry", registry_kind(settings)},
+                        {"state_dir", settings.state_dir}});
+
+  Result<RegistrySetup> setup = setup_registry(settings, env, clock);
+  if (!setup.is_ok()) {
+    log.error("start failed",
+              {{"code", code_name(setup.status().code())}, {"error", setup.status().message()}});
+    // A layout, region or host that does not fit, a state_dir that is not a
+    // directory: configuration that a restart cannot fix. An unreachable
+    // registry may come back.
+    return setup.status().code() == Code::kUnavailable ? kExitFailure : kExitUsage;
+  }
+
+  std::atomic<IdService*> service_for_events{nullptr};
+  LeasedGeneratorOptions options = setup->options;
+  options.lease.holder = common::this_holder(clock.wall_now());
+  if (!settings.socket.empty()) {
+    options.lease.holder.address = settings.socket;
+  } else if (settings.http) {
+    options.lease.holder.address = settings.http->to_string();
+  }
+  options.on_event = [&log, &service_for_events](const std::string& event, const Status& status) {
+    const bool loss = event.starts_with("lease lost");
+    const bool bad = loss || !status.is_ok() || event.starts_with("clock moved back");
+    log.log(bad ? LogLevel::kWarn : LogLevel::kInfo, "lease event",
+            {{"event", event}, {"code", code_name(status.code())}, {"message", status.message()}});
+    if (IdService* s = service_for_events.load(std::memory_order_acquire); loss && s != nullptr) {
+      s->count_lease_loss();
+    }
+  };
+  Result<std::unique_ptr<LeasedGenerator>> created =
+      LeasedGenerator::create(clock, *setup->registry, std::move(options));
+  if (!created.is_ok()) {
+    log.error("start failed", {{"code", code_name(created.status().code())},
+                               {"error", failure_text(created.status(), setup->fences.get())}});
+    return kExitFailure;
+  }
+  LeasedGenerator& generator = *created.value();
+  const WorkerId worker = generator.worker();
+  log.info("lease acquired", {{"region", worker.region}, {"host", worker.host}});
+
+  IdService service(generator, clock, settings.max_batch);
+  service_for_events.store(&service, std::memory_order_release);
+  ServerCounters counters;
+  const HttpHandler handler(
+      service, [&service, &counters] { return render_metrics(service.snapshot(), counters); },
+      settings.http_token);
+
+  ServerOptions so;
+  so.socket = settings.socket;
+  so.socket_mode = settings.socket_mode;
+  so.tcp = settings.tcp;
+  so.http = settings.http;
+  so.threads = settings.threads;
+  so.token = settings.http_token;
+  Result<std::unique_ptr<Server>> started =
+      Server::start(std::move(so), service, handler, counters, log);
+  if (!started.is_ok()) {
+    // Give the lease back before going: nothing was served on it.
+    (void)service.close();
+    log.error("start failed", {{"code", code_name(started.status().code())},
+                               {"error", started.status().message()}});
+    return kExitFailure;
+  }
+  std::unique_ptr<Server> server = std::move(started).value();
+  log.info("ready", {{"region", worker.region}, {"host", worker.host}});
+
+  Running running{settings, argc, argv, log, service, generator};
+  bool unhealthy_logged = false;
+  int stop_signal = 0;
+  while (stop_signal == 0) {
+    const timespec watch{0, kWatchNanos};
+    const int sig = ::sigtimedwait(&signals, nullptr, &watch);
+    if (sig == SIGTERM || sig == SIGINT) {
+      stop_signal = sig;
+    } else if (sig == SIGHUP) {
+      reload(running);
+    }
+    if (!unhealthy_logged) {
+      if (const Status health = generator.health(); !health.is_ok()) {
+        // The generator has released its id and stays unhealthy; the daemon
+        // keeps answering (refusals, /readyz 503) until it is told to stop.
+        log.error("unhealthy", {{"code", code_name(health.code())}, {"error", health.message()}});
+        unhealthy_logged = true;
+      }
+    }
+  }
+
+  log.info("stopping", {{"signal", stop_signal == SIGTERM ? "SIGTERM" : "SIGINT"}});
+  server->stop_accepting();
+  if (!server->drain(kDrainTimeout)) {
+    log.warn("drain timed out",
+             {{"timeout_ms",
+               static_cast<std::int64_t>(
+                   std::chrono::duration_cast<std::chrono::milliseconds>(kDrainTimeout).count())}});
+  }
+  // The id held now: a lost lease may have been replaced by another.
+  const WorkerId last = generator.worker();
+  const Status closed = service.close();
+  if (closed.is_ok()) {
+    log.info("lease released", {{"region", last.region}, {"host", last.host}});
+  } else {
+    log.error("close failed", {{"code", code_name(closed.code())},
+                               {"error", failure_text(closed, setup->fences.get())}});
+  }
+  server.reset();
+  log.info("stopped");
+  return closed.is_ok() ? 0 : kExitFailure;
+}
+
+}  // namespace
+}  // namespace snowid::daemon
+
+int main(int argc, char** argv) { return snowid::daemon::run(argc, argv); }

@@ -1,0 +1,285 @@
+#include "metrics.h"
+
+#include <atomic>
+#include <charconv>
+#include <cstddef>
+#include <cstdint>
+#include <initializer_list>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "snowid/lease_keeper.h"
+#include "snowid/status.h"
+
+namespace snowid::daemon {
+namespace {
+
+// Every Code a request can be refused with: all but kOk. Keep in step with
+// snowid/status.h (metrics_test checks it against code_name()).
+constexpr Code kRefusalCodes[] = {
+    Code::kSequenceExhausted,  Code::kClockBehind, Code::kUnavailable, Code::kLeaseUncertain,
+    Code::kClockMovedBack,     Code::kUnhealthy,   Code::kOutOfRange,  Code::kInvalidArgument,
+    Code::kFailedPrecondition, Code::kDataLoss,    Code::kNotFound,    Code::kLeaseLost,
+    Code::kResourceExhausted,
+};
+
+constexpr LeaseState kLeaseStates[] = {LeaseState::kHeld, LeaseState::kUncertain, LeaseState::kLost,
+                                       LeaseState::kReleased};
+
+// Lower-case label values for the lease states (lease_state_name() gives
+// the upper-case words of the protocols).
+std::string_view lease_state_label(LeaseState s) noexcept {
+  switch (s) {
+    case LeaseState::kHeld:
+      return "held";
+    case LeaseState::kUncertain:
+      return "uncertain";
+    case LeaseState::kLost:
+      return "lost";
+    case LeaseState::kReleased:
+      return "released";
+  }
+  return "unknown";
+}
+
+// Builds the exposition text. Each family is declared once, before its
+// samples; label values are escaped as the format requires.
+class Exposition {
+ public:
+  void family(std::string_view name, std::string_view type, std::string_view help) {
+    out_ += "# HELP ";
+    out_ += name;
+    out_ += ' ';
+    // HELP text escapes only backslash and newline.
+    for (char c : help) {
+      if (c == '\\') {
+        out_ += "\\\\";
+      } else if (c == '\n') {
+        out_ += "\\n";
+      } else {
+        out_ += c;
+      }
+    }
+    out_ += "\n# TYPE ";
+    out_ += name;
+    out_ += ' ';
+    out_ += type;
+    out_ += '\n';
+  }
+
+  // One sample: `labels` are name/value pairs; `value` is already text.
+  void sample(std::string_view name,
+              std::initializer_list<std::pair<std::string_view, std::string_view>> labels,
+              std::string_view value) {
+    out_ += name;
+    if (labels.size() != 0) {
+      out_ += '{';
+      bool first = true;
+      for (const auto& [label, label_value] : labels) {
+        if (!first) out_ += ',';
+        first = false;
+        out_ += label;
+        out_ += "=\"";
+        for (char c : label_value) {
+          if (c == '\\') {
+            out_ += "\\\\";
+          } else if (c == '"') {
+            out_ += "\\\"";
+          } else if (c == '\n') {
+            out_ += "\\n";
+          } else {
+            out_ += c;
+          }
+        }
+        out_ += '"';
+      }
+      out_ += '}';
+    }
+    out_ += ' ';
+    out_ += value;
+    out_ += '\n';
+  }
+
+  // A family with one unlabelled sample.
+  void single(std::string_view name, std::string_view type, std::string_view help,
+              std::string_view value) {
+    family(name, type, help);
+    sample(name, {}, value);
+  }
+
+  std::string take() && { return std::move(out_); }
+
+ private:
+  std::string out_;
+};
+
+template <typename Int>
+std::string number(Int v) {
+  char buf[24];
+  const auto r = std::to_chars(buf, buf + sizeof buf, v);
+  return std::string(buf, r.ptr);
+}
+
+std::string boolean(bool v) { return v ? "1" : "0"; }
+
+// A duration in seconds, exact to the nanosecond, with at least one
+// fractional digit: 1.5 ms -> "0.0015", 0 -> "0.0".
+std::string seconds(Duration d) {
+  const std::int64_t ns = d.count();
+  // Magnitude as unsigned, so that the most negative value stays exact.
+  const std::uint64_t mag =
+      ns < 0 ? std::uint64_t{0} - static_cast<std::uint64_t>(ns) : static_cast<std::uint64_t>(ns);
+  std::string out = ns < 0 ? "-" : "";
+  out += number(mag / 1'000'000'000u);
+  std::string frac = number(mag % 1'000'000'000u);
+  frac.insert(0, 9 - frac.size(), '0');
+  while (frac.size() > 1 && frac.back() == '0') frac.pop_back();
+  out += '.';
+  out += frac;
+  return out;
+}
+
+template <typename T>
+T load(const std::atomic<T>& a) noexcept {
+  return a.load(std::memory_order_relaxed);
+}
+
+}  // namespace
+
+std::string_view transport_name(Transport t) noexcept {
+  switch (t) {
+    case Transport::kUnix:
+      return "unix";
+    case Transport::kTcp:
+      return "tcp";
+    case Transport::kHttp:
+      return "http";
+  }
+  return "unknown";
+}
+
+std::string render_metrics(const ServiceSnapshot& service, const ServerCounters& server) {
+  const ServiceCounters& c = service.counters;
+  const GeneratorStats& g = service.generator;
+  Exposition e;
+
+  e.single("snowid_ids_issued_total", "counter", "Ids handed out to clients.",
+           number(c.ids_issued));
+  e.single("snowid_ids_dropped_total", "counter",
+           "Ids taken for a batch that was then refused; never handed out (gaps).",
+           number(c.ids_dropped));
+
+  e.family("snowid_requests_total", "counter",
+           "Requests for ids: single (NEXTID, count=1) or batch (NEXTIDS n, count=N).");
+  e.sample("snowid_requests_total", {{"kind", "single"}}, number(c.single_requests));
+  e.sample("snowid_requests_total", {{"kind", "batch"}}, number(c.batch_requests));
+
+  e.single("snowid_reserve_calls_total", "counter", "Generator reserve() calls made for batches.",
+           number(c.reserve_calls));
+
+  // One series per word, zeros included. Codes that share a word (none
+  // today) add up into one series, so no series is repeated.
+  e.family("snowid_refusals_total", "counter",
+           "Requests refused, by the error word the client saw.");
+  std::vector<std::pair<std::string_view, std::uint64_t>> by_word;
+  for (Code code : kRefusalCodes) {
+    const std::string_view word = error_word(code);
+    const auto index = static_cast<std::size_t>(code);
+    const std::uint64_t n = index < c.refusals_by_code.size() ? c.refusals_by_code[index] : 0;
+    bool merged = false;
+    for (auto& [w, total] : by_word) {
+      if (w == word) {
+        total += n;
+        merged = true;
+      }
+    }
+    if (!merged) by_word.emplace_back(word, n);
+  }
+  for (const auto& [word, n] : by_word) {
+    e.sample("snowid_refusals_total", {{"reason", word}}, number(n));
+  }
+
+  e.single("snowid_clock_behind_total", "counter",
+           "Clock regressions and early ticks waited out (the clock behind the last issued time).",
+           number(g.clock_behind));
+  e.single("snowid_clock_moved_back_total", "counter",
+           "Requests refused because the clock went back beyond the threshold.",
+           number(c.refusals_by_code[static_cast<std::size_t>(Code::kClockMovedBack)]));
+  e.single("snowid_sequence_exhausted_total", "counter",
+           "Times a tick's sequence was used up and the generator waited for the next tick.",
+           number(g.sequence_exhausted));
+  e.single("snowid_waits_gave_up_total", "counter",
+           "Waits for the clock or the sequence that reached the longest allowed wait.",
+           number(g.waits_gave_up));
+
+  e.single("snowid_lease_renewals_total", "counter", "Worker-id lease renewals that succeeded.",
+           number(service.lease.renewals));
+  e.single("snowid_lease_renewal_failures_total", "counter",
+           "Worker-id lease renewals that failed.", number(service.lease.renewal_failures));
+  e.family("snowid_lease_renewal_latency_seconds", "gauge",
+           "Latency of lease renewals: the last successful one and the largest seen.");
+  e.sample("snowid_lease_renewal_latency_seconds", {{"which", "last"}},
+           seconds(service.lease.last_renewal_latency));
+  e.sample("snowid_lease_renewal_latency_seconds", {{"which", "max"}},
+           seconds(service.lease.max_renewal_latency));
+
+  e.family("snowid_lease_state", "gauge", "The worker-id lease's state: 1 for the current one.");
+  for (LeaseState s : kLeaseStates) {
+    e.sample("snowid_lease_state", {{"state", lease_state_label(s)}},
+             boolean(s == service.lease_state));
+  }
+  e.single("snowid_lease_reacquisitions_total", "counter",
+           "Worker-id leases acquired again after one was lost.", number(service.reacquisitions));
+
+  e.single("snowid_ready", "gauge",
+           "1 while ids can be issued: the lease is held and the clock guard satisfied.",
+           boolean(service.ready));
+  e.single("snowid_healthy", "gauge",
+           "1 while the generator is healthy (no refusal that stands, such as a clock moved back).",
+           boolean(service.health.is_ok()));
+
+  e.family("snowid_worker_info", "gauge", "The worker id this daemon issues with, and its layout.");
+  e.sample("snowid_worker_info",
+           {{"region", number(service.worker.region)},
+            {"host", number(service.worker.host)},
+            {"layout", service.layout.name()}},
+           "1");
+
+  e.single("snowid_fence_writes_total", "counter", "Time fences stored.", number(g.fence_writes));
+  e.single("snowid_fence_write_failures_total", "counter", "Time fence stores that failed.",
+           number(g.fence_write_failures));
+
+  constexpr Transport kAll[] = {Transport::kUnix, Transport::kTcp, Transport::kHttp};
+  e.family("snowid_connections_total", "counter", "Connections accepted, by transport.");
+  for (Transport t : kAll) {
+    e.sample("snowid_connections_total", {{"transport", transport_name(t)}},
+             number(load(server.connections_total[static_cast<std::size_t>(t)])));
+  }
+  e.family("snowid_connections_open", "gauge", "Connections open now, by transport.");
+  for (Transport t : kAll) {
+    e.sample("snowid_connections_open", {{"transport", transport_name(t)}},
+             number(load(server.connections_open[static_cast<std::size_t>(t)])));
+  }
+  e.family("snowid_protocol_errors_total", "counter",
+           "Malformed frames or requests, by transport.");
+  for (Transport t : kAll) {
+    e.sample("snowid_protocol_errors_total", {{"transport", transport_name(t)}},
+             number(load(server.protocol_errors[static_cast<std::size_t>(t)])));
+  }
+
+  e.family("snowid_http_requests_total", "counter", "HTTP responses sent, by status class.");
+  e.sample("snowid_http_requests_total", {{"code", "2xx"}}, number(load(server.http_2xx)));
+  e.sample("snowid_http_requests_total", {{"code", "4xx"}}, number(load(server.http_4xx)));
+  e.sample("snowid_http_requests_total", {{"code", "5xx"}}, number(load(server.http_5xx)));
+
+  e.single("snowid_uptime_seconds", "gauge", "Seconds since the daemon started.",
+           seconds(service.uptime));
+  e.single("snowid_max_batch", "gauge", "The most ids one request may ask for.",
+           number(service.max_batch));
+
+  return std::move(e).take();
+}
+
+}  // namespace snowid::daemon

@@ -1,0 +1,46 @@
+// /metrics: the daemon's counters in the Prometheus text exposition format
+// (version 0.0.4). Every family has HELP and TYPE lines; names start with
+// snowid_. Families (see docs/daemon.md for the full list):
+//   snowid_ids_issued_total, snowid_ids_dropped_total, snowid_requests_total{kind="single|batch"},
+//   snowid_reserve_calls_total, snowid_refusals_total{reason="<WORD>"} (one
+//   series per word, zero included), snowid_clock_behind_total (clock
+//   regressions and early ticks waited out), snowid_clock_moved_back_total
+//   (refused), snowid_sequence_exhausted_total, snowid_waits_gave_up_total,
+//   snowid_lease_renewals_total, snowid_lease_renewal_failures_total,
+//   snowid_lease_renewal_latency_seconds{which="last|max"},
+//   snowid_lease_state{state="held|uncertain|lost|released"} (1 for the
+//   current one), snowid_lease_reacquisitions_total, snowid_ready,
+//   snowid_healthy, snowid_worker_info{region,host,layout} 1,
+//   snowid_fence_writes_total, snowid_fence_write_failures_total,
+//   snowid_connections_total{transport}, snowid_connections_open{transport},
+//   snowid_protocol_errors_total{transport}, snowid_http_requests_total{code},
+//   snowid_uptime_seconds, snowid_max_batch.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <string>
+
+#include "id_service.h"
+
+namespace snowid::daemon {
+
+enum class Transport : std::uint8_t { kUnix = 0, kTcp = 1, kHttp = 2 };
+inline constexpr int kTransports = 3;
+std::string_view transport_name(Transport t) noexcept;
+
+// What the server counts about connections; updated by the server's threads.
+struct ServerCounters {
+  std::array<std::atomic<std::uint64_t>, kTransports> connections_total{};
+  std::array<std::atomic<std::int64_t>, kTransports> connections_open{};
+  std::array<std::atomic<std::uint64_t>, kTransports> protocol_errors{};
+  // HTTP responses by status class index: 2xx, 4xx, 5xx (others counted as 5xx).
+  std::atomic<std::uint64_t> http_2xx{0};
+  std::atomic<std::uint64_t> http_4xx{0};
+  std::atomic<std::uint64_t> http_5xx{0};
+};
+
+std::string render_metrics(const ServiceSnapshot& service, const ServerCounters& server);
+
+}  // namespace snowid::daemon

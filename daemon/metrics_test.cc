@@ -1,0 +1,488 @@
+#include "metrics.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "snowid/layout.h"
+#include "snowid/lease_keeper.h"
+#include "snowid/status.h"
+
+namespace snowid::daemon {
+namespace {
+
+using Labels = std::map<std::string, std::string>;
+
+struct Sample {
+  Labels labels;
+  double value = 0;
+};
+
+struct Family {
+  std::string type;
+  std::string help;
+  bool has_help = false;
+  std::vector<Sample> samples;
+};
+
+// The exposition read back, or what is wrong with it.
+struct Exposition {
+  std::vector<std::string> order;  // families in the order declared
+  std::map<std::string, Family> families;
+  std::string error;  // empty when the text is valid
+
+  // The value of the one sample of `name` with exactly `labels`.
+  std::optional<double> value(const std::string& name, const Labels& labels = {}) const {
+    const auto f = families.find(name);
+    if (f == families.end()) return std::nullopt;
+    for (const Sample& s : f->second.samples) {
+      if (s.labels == labels) return s.value;
+    }
+    return std::nullopt;
+  }
+};
+
+bool is_metric_name(std::string_view s) {
+  if (s.empty()) return false;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    const char c = s[i];
+    const bool alpha = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || c == ':';
+    if (!alpha && !(i > 0 && c >= '0' && c <= '9')) return false;
+  }
+  return true;
+}
+
+bool is_label_name(std::string_view s) {
+  return is_metric_name(s) && s.find(':') == std::string_view::npos && !s.starts_with("__");
+}
+
+// A value as the format writes it: a Go float, "NaN", "+Inf" or "-Inf".
+std::optional<double> parse_value(const std::string& s) {
+  if (s == "NaN") return std::nan("");
+  if (s == "+Inf") return HUGE_VAL;
+  if (s == "-Inf") return -HUGE_VAL;
+  if (s.empty()) return std::nullopt;
+  char* end = nullptr;
+  const double v = std::strtod(s.c_str(), &end);
+  if (end != s.c_str() + s.size() || std::isnan(v) || std::isinf(v)) return std::nullopt;
+  return v;
+}
+
+// A validator of the Prometheus text format 0.0.4, strict where the format
+// is: every line is a comment, blank, or `name{labels} value [timestamp]`;
+// HELP and TYPE come at most once per family and before its samples; the
+// samples of a family are together; label values use only the escapes \\,
+// \" and \n; no series appears twice. For the counters and gauges used here
+// a sample's name is its family's name.
+Exposition parse_exposition(std::string_view text) {
+  Exposition out;
+  auto fail = [&](std::string why, std::string_view line) {
+    out.error = std::move(why) + " in line: " + std::string(line);
+    return out;
+  };
+  if (!text.empty() && text.back() != '\n') return fail("no final newline", text);
+  std::set<std::string> series;
+  std::string current;  // family whose samples are being read
+  std::set<std::string> finished;
+  std::size_t start = 0;
+  while (start < text.size()) {
+    const std::size_t nl = text.find('\n', start);
+    const std::string_view line = text.substr(start, nl - start);
+    start = nl + 1;
+    if (line.empty()) continue;
+    if (line[0] == '#') {
+      if (!line.starts_with("# HELP ") && !line.starts_with("# TYPE ")) continue;  // a comment
+      const bool help = line.starts_with("# HELP ");
+      const std::string_view rest = line.substr(7);
+      const std::size_t sp = rest.find(' ');
+      if (sp == std::string_view::npos) return fail("HELP/TYPE without text", line);
+      const std::string name(rest.substr(0, sp));
+      const std::string_view arg = rest.substr(sp + 1);
+      if (!is_metric_name(name)) return fail("bad family name", line);
+      if (finished.count(name) || name == current) return fail("declaration after samples", line);
+      Family& f = out.families[name];
+      if (f.type.empty() && !f.has_help) out.order.push_back(name);
+      if (help) {
+        if (f.has_help) return fail("second HELP", line);
+        f.has_help = true;
+        for (std::size_t i = 0; i < arg.size(); ++i) {
+          if (arg[i] != '\\') {
+            f.help += arg[i];
+          } else if (i + 1 < arg.size() && arg[i + 1] == '\\') {
+            f.help += '\\';
+            ++i;
+          } else if (i + 1 < arg.size() && arg[i + 1] == 'n') {
+            f.help += '\n';
+            ++i;
+          } else {
+            return fail("bad escape in HELP", line);
+          }
+        }
+      } else {
+        if (!f.type.empty()) return fail("second TYPE", line);
+        if (arg != "counter" && arg != "gauge" && arg != "histogram" && arg != "summary" &&
+            arg != "untyped") {
+          return fail("unknown TYPE", line);
+        }
+        f.type = arg;
+      }
+      continue;
+    }
+
+    std::size_t i = 0;
+    while (i < line.size() && line[i] != '{' && line[i] != ' ') ++i;
+    const std::string name(line.substr(0, i));
+    if (!is_metric_name(name)) return fail("bad metric name", line);
+    const auto fam = out.families.find(name);
+    if (fam == out.families.end() || fam->second.type.empty()) {
+      return fail("sample of an undeclared family", line);
+    }
+    if (name != current) {
+      if (finished.count(name)) return fail("family's samples are split", line);
+      if (!current.empty()) finished.insert(current);
+      current = name;
+    }
+    Sample sample;
+    if (i < line.size() && line[i] == '{') {
+      ++i;
+      while (i < line.size() && line[i] != '}') {
+        const std::size_t eq = line.find('=', i);
+        if (eq == std::string_view::npos) return fail("label without '='", line);
+        const std::string label(line.substr(i, eq - i));
+        if (!is_label_name(label)) return fail("bad label name", line);
+        i = eq + 1;
+        if (i >= line.size() || line[i] != '"') return fail("label value not quoted", line);
+        ++i;
+        std::string value;
+        for (;;) {
+          if (i >= line.size()) return fail("unterminated label value", line);
+          const char c = line[i++];
+          if (c == '"') break;
+          if (c != '\\') {
+            value += c;
+            continue;
+          }
+          if (i >= line.size()) return fail("unterminated escape", line);
+          const char e = line[i++];
+          if (e == '\\' || e == '"') {
+            value += e;
+          } else if (e == 'n') {
+            value += '\n';
+          } else {
+            return fail("bad escape in label value", line);
+          }
+        }
+        if (!sample.labels.emplace(label, value).second) return fail("repeated label", line);
+        if (i < line.size() && line[i] == ',') ++i;
+      }
+      if (i >= line.size()) return fail("unterminated labels", line);
+      ++i;  // '}'
+    }
+    if (i >= line.size() || line[i] != ' ') return fail("no space before the value", line);
+    ++i;
+    std::string_view rest = line.substr(i);
+    const std::size_t sp = rest.find(' ');
+    const std::string value_text(rest.substr(0, sp));
+    if (sp != std::string_view::npos) {
+      const std::string_view ts = rest.substr(sp + 1);
+      if (ts.empty() || ts.find_first_not_of("-0123456789") != std::string_view::npos) {
+        return fail("bad timestamp", line);
+      }
+    }
+    const std::optional<double> value = parse_value(value_text);
+    if (!value) return fail("bad value", line);
+    if (fam->second.type == "counter" && !(*value >= 0)) return fail("negative counter", line);
+    sample.value = *value;
+    std::string key = name;
+    for (const auto& [k, v] : sample.labels) key += "\x01" + k + "\x02" + v;
+    if (!series.insert(key).second) return fail("repeated series", line);
+    fam->second.samples.push_back(std::move(sample));
+  }
+  for (const auto& [name, f] : out.families) {
+    if (!f.has_help) return fail("family without HELP", name);
+    if (f.type.empty()) return fail("family without TYPE", name);
+  }
+  return out;
+}
+
+TEST(ExpositionValidator, RefusesMalformedText) {
+  const std::string ok = "# HELP a_total Things.\n# TYPE a_total counter\na_total{x=\"1\"} 3\n";
+  EXPECT_EQ(parse_exposition(ok).error, "");
+  EXPECT_EQ(parse_exposition(ok).value("a_total", {{"x", "1"}}), 3.0);
+  const char* bad[] = {
+      "a_total 3\n",                                                     // undeclared
+      "# HELP a Things.\n# TYPE a gauge\na 1",                           // no final newline
+      "# HELP a Things.\n# TYPE a gauge\na x\n",                         // bad value
+      "# HELP a Things.\n# TYPE a gauge\na{x=\"a\"b\"} 1\n",             // unescaped quote
+      "# HELP a Things.\n# TYPE a gauge\na{x=\"a\\tb\"} 1\n",            // bad escape
+      "# HELP a Things.\n# TYPE a gauge\na{x=\"1\"} 1\na{x=\"1\"} 2\n",  // repeated series
+      "# HELP 1a Things.\n# TYPE 1a gauge\n1a 1\n",                      // bad name
+      "# HELP a Things.\n# TYPE a gauge\na 1\n# HELP b B.\n# TYPE b gauge\nb 1\na 2\n",  // split
+      "# HELP a Things.\n# TYPE a gauge\n# TYPE a counter\na 1\n",  // second TYPE
+      "# TYPE a gauge\na 1\n",                                      // no HELP
+      "# HELP a Things.\n# TYPE a gauge\na{x=\"1\"}1\n",            // no space
+  };
+  for (const char* text : bad) EXPECT_NE(parse_exposition(text).error, "") << text;
+}
+
+// A snapshot with every counter set to a different value, so that a value
+// shown in the wrong series is caught.
+ServiceSnapshot populated_snapshot() {
+  ServiceSnapshot s;
+  s.worker = {.region = 2, .host = 17};
+  s.lease_state = LeaseState::kHeld;
+  s.ready = true;
+  s.counters.ids_issued = 42;
+  s.counters.ids_dropped = 6;
+  s.counters.single_requests = 30;
+  s.counters.batch_requests = 5;
+  s.counters.reserve_calls = 7;
+  s.counters.refusals_by_code[static_cast<std::size_t>(Code::kClockBehind)] = 3;
+  s.counters.refusals_by_code[static_cast<std::size_t>(Code::kClockMovedBack)] = 2;
+  s.counters.refusals_by_code[static_cast<std::size_t>(Code::kLeaseLost)] = 9;
+  s.counters.refusals_by_code[static_cast<std::size_t>(Code::kInvalidArgument)] = 11;
+  s.generator.clock_behind = 13;
+  s.generator.sequence_exhausted = 14;
+  s.generator.waits_gave_up = 15;
+  s.generator.fence_writes = 16;
+  s.generator.fence_write_failures = 17;
+  s.lease.renewals = 18;
+  s.lease.renewal_failures = 19;
+  s.lease.last_renewal_latency = std::chrono::microseconds(1500);
+  s.lease.max_renewal_latency = std::chrono::milliseconds(250);
+  s.reacquisitions = 20;
+  s.max_batch = 10000;
+  s.uptime = std::chrono::hours(1) + std::chrono::minutes(2) + std::chrono::milliseconds(3250);
+  return s;
+}
+
+void populate(ServerCounters& c) {
+  c.connections_total[static_cast<std::size_t>(Transport::kUnix)] = 21;
+  c.connections_total[static_cast<std::size_t>(Transport::kTcp)] = 22;
+  c.connections_total[static_cast<std::size_t>(Transport::kHttp)] = 23;
+  c.connections_open[static_cast<std::size_t>(Transport::kUnix)] = 4;
+  c.connections_open[static_cast<std::size_t>(Transport::kHttp)] = 6;
+  c.protocol_errors[static_cast<std::size_t>(Transport::kTcp)] = 24;
+  c.http_2xx = 100;
+  c.http_4xx = 25;
+  c.http_5xx = 26;
+}
+
+Exposition render_and_parse(const ServiceSnapshot& s, const ServerCounters& c) {
+  const std::string text = render_metrics(s, c);
+  Exposition e = parse_exposition(text);
+  EXPECT_EQ(e.error, "") << text;
+  return e;
+}
+
+TEST(Metrics, TransportNames) {
+  EXPECT_EQ(transport_name(Transport::kUnix), "unix");
+  EXPECT_EQ(transport_name(Transport::kTcp), "tcp");
+  EXPECT_EQ(transport_name(Transport::kHttp), "http");
+}
+
+TEST(Metrics, ExactlyTheDocumentedFamiliesWithTheirTypes) {
+  ServerCounters server;
+  const Exposition e = render_and_parse(populated_snapshot(), server);
+  const std::vector<std::pair<std::string, std::string>> want = {
+      {"snowid_ids_issued_total", "counter"},
+      {"snowid_ids_dropped_total", "counter"},
+      {"snowid_requests_total", "counter"},
+      {"snowid_reserve_calls_total", "counter"},
+      {"snowid_refusals_total", "counter"},
+      {"snowid_clock_behind_total", "counter"},
+      {"snowid_clock_moved_back_total", "counter"},
+      {"snowid_sequence_exhausted_total", "counter"},
+      {"snowid_waits_gave_up_total", "counter"},
+      {"snowid_lease_renewals_total", "counter"},
+      {"snowid_lease_renewal_failures_total", "counter"},
+      {"snowid_lease_renewal_latency_seconds", "gauge"},
+      {"snowid_lease_state", "gauge"},
+      {"snowid_lease_reacquisitions_total", "counter"},
+      {"snowid_ready", "gauge"},
+      {"snowid_healthy", "gauge"},
+      {"snowid_worker_info", "gauge"},
+      {"snowid_fence_writes_total", "counter"},
+      {"snowid_fence_write_failures_total", "counter"},
+      {"snowid_connections_total", "counter"},
+      {"snowid_connections_open", "gauge"},
+      {"snowid_protocol_errors_total", "counter"},
+      {"snowid_http_requests_total", "counter"},
+      {"snowid_uptime_seconds", "gauge"},
+      {"snowid_max_batch", "gauge"},
+  };
+  std::vector<std::pair<std::string, std::string>> got;
+  for (const std::string& name : e.order) got.emplace_back(name, e.families.at(name).type);
+  EXPECT_EQ(got, want);
+  for (const auto& [name, f] : e.families) {
+    EXPECT_FALSE(f.help.empty()) << name;
+    EXPECT_FALSE(f.samples.empty()) << name;
+    EXPECT_EQ(f.type == "counter", name.ends_with("_total")) << name;
+  }
+}
+
+TEST(Metrics, CountersShowTheirValues) {
+  ServerCounters server;
+  populate(server);
+  const Exposition e = render_and_parse(populated_snapshot(), server);
+  EXPECT_EQ(e.value("snowid_ids_issued_total"), 42.0);
+  EXPECT_EQ(e.value("snowid_ids_dropped_total"), 6.0);
+  EXPECT_EQ(e.value("snowid_requests_total", {{"kind", "single"}}), 30.0);
+  EXPECT_EQ(e.value("snowid_requests_total", {{"kind", "batch"}}), 5.0);
+  EXPECT_EQ(e.value("snowid_reserve_calls_total"), 7.0);
+  EXPECT_EQ(e.value("snowid_clock_behind_total"), 13.0);
+  EXPECT_EQ(e.value("snowid_clock_moved_back_total"), 2.0);
+  EXPECT_EQ(e.value("snowid_sequence_exhausted_total"), 14.0);
+  EXPECT_EQ(e.value("snowid_waits_gave_up_total"), 15.0);
+  EXPECT_EQ(e.value("snowid_fence_writes_total"), 16.0);
+  EXPECT_EQ(e.value("snowid_fence_write_failures_total"), 17.0);
+  EXPECT_EQ(e.value("snowid_lease_renewals_total"), 18.0);
+  EXPECT_EQ(e.value("snowid_lease_renewal_failures_total"), 19.0);
+  EXPECT_EQ(e.value("snowid_lease_reacquisitions_total"), 20.0);
+  EXPECT_EQ(e.value("snowid_max_batch"), 10000.0);
+  EXPECT_EQ(e.value("snowid_ready"), 1.0);
+  EXPECT_EQ(e.value("snowid_healthy"), 1.0);
+  EXPECT_EQ(e.value("snowid_worker_info", {{"region", "2"}, {"host", "17"}, {"layout", "snowid"}}),
+            1.0);
+  EXPECT_EQ(e.value("snowid_connections_total", {{"transport", "unix"}}), 21.0);
+  EXPECT_EQ(e.value("snowid_connections_total", {{"transport", "tcp"}}), 22.0);
+  EXPECT_EQ(e.value("snowid_connections_total", {{"transport", "http"}}), 23.0);
+  EXPECT_EQ(e.value("snowid_connections_open", {{"transport", "unix"}}), 4.0);
+  EXPECT_EQ(e.value("snowid_connections_open", {{"transport", "tcp"}}), 0.0);
+  EXPECT_EQ(e.value("snowid_connections_open", {{"transport", "http"}}), 6.0);
+  EXPECT_EQ(e.value("snowid_protocol_errors_total", {{"transport", "unix"}}), 0.0);
+  EXPECT_EQ(e.value("snowid_protocol_errors_total", {{"transport", "tcp"}}), 24.0);
+  EXPECT_EQ(e.value("snowid_protocol_errors_total", {{"transport", "http"}}), 0.0);
+  EXPECT_EQ(e.value("snowid_http_requests_total", {{"code", "2xx"}}), 100.0);
+  EXPECT_EQ(e.value("snowid_http_requests_total", {{"code", "4xx"}}), 25.0);
+  EXPECT_EQ(e.value("snowid_http_requests_total", {{"code", "5xx"}}), 26.0);
+}
+
+TEST(Metrics, TheTextIsPlain) {
+  ServerCounters server;
+  const std::string text = render_metrics(populated_snapshot(), server);
+  EXPECT_NE(text.find("\nsnowid_ids_issued_total 42\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("# TYPE snowid_ids_issued_total counter\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("\nsnowid_requests_total{kind=\"single\"} 30\n"), std::string::npos) << text;
+  EXPECT_TRUE(text.starts_with("# HELP snowid_ids_issued_total ")) << text;
+}
+
+TEST(Metrics, OneRefusalSeriesPerWordZerosIncluded) {
+  ServerCounters server;
+  const ServiceSnapshot s = populated_snapshot();
+  const Exposition e = render_and_parse(s, server);
+  const Family& f = e.families.at("snowid_refusals_total");
+  // Every code the core defines (code_name knows it), except kOk.
+  std::map<std::string, double> want;
+  for (int v = 1; v < 256; ++v) {
+    const Code code = static_cast<Code>(v);
+    if (code_name(code) == "UNKNOWN") continue;
+    want[std::string(error_word(code))] +=
+        static_cast<double>(static_cast<std::size_t>(v) < s.counters.refusals_by_code.size()
+                                ? s.counters.refusals_by_code[static_cast<std::size_t>(v)]
+                                : 0);
+  }
+  std::map<std::string, double> got;
+  for (const Sample& sample : f.samples) {
+    ASSERT_EQ(sample.labels.size(), 1u);
+    ASSERT_EQ(sample.labels.begin()->first, "reason");
+    got[sample.labels.begin()->second] = sample.value;
+  }
+  EXPECT_EQ(got, want);
+  EXPECT_EQ(got.count("OK"), 0u);
+  EXPECT_EQ(e.value("snowid_refusals_total", {{"reason", "CLOCK_BEHIND"}}), 3.0);
+  EXPECT_EQ(e.value("snowid_refusals_total", {{"reason", "CLOCK_MOVED_BACK"}}), 2.0);
+  EXPECT_EQ(e.value("snowid_refusals_total", {{"reason", "LEASE_LOST"}}), 9.0);
+  EXPECT_EQ(e.value("snowid_refusals_total", {{"reason", "INVALID_ARGUMENT"}}), 11.0);
+  EXPECT_EQ(e.value("snowid_refusals_total", {{"reason", "SEQUENCE_EXHAUSTED"}}), 0.0);
+  EXPECT_EQ(e.value("snowid_refusals_total", {{"reason", "SHUTTING_DOWN"}}), 0.0);
+}
+
+TEST(Metrics, LeaseStateIsOneHot) {
+  const std::pair<LeaseState, std::string> states[] = {{LeaseState::kHeld, "held"},
+                                                       {LeaseState::kUncertain, "uncertain"},
+                                                       {LeaseState::kLost, "lost"},
+                                                       {LeaseState::kReleased, "released"}};
+  ServerCounters server;
+  for (const auto& [state, name] : states) {
+    ServiceSnapshot s = populated_snapshot();
+    s.lease_state = state;
+    const Exposition e = render_and_parse(s, server);
+    ASSERT_EQ(e.families.at("snowid_lease_state").samples.size(), 4u);
+    for (const auto& [other, other_name] : states) {
+      EXPECT_EQ(e.value("snowid_lease_state", {{"state", other_name}}), other == state ? 1.0 : 0.0)
+          << name << " / " << other_name;
+    }
+  }
+}
+
+TEST(Metrics, NotReadyAndUnhealthy) {
+  ServiceSnapshot s = populated_snapshot();
+  s.ready = false;
+  s.health = Status(Code::kClockMovedBack, "the clock went back 2000 ms");
+  ServerCounters server;
+  const Exposition e = render_and_parse(s, server);
+  EXPECT_EQ(e.value("snowid_ready"), 0.0);
+  EXPECT_EQ(e.value("snowid_healthy"), 0.0);
+}
+
+TEST(Metrics, DurationsAreSeconds) {
+  ServerCounters server;
+  const std::string text = render_metrics(populated_snapshot(), server);
+  EXPECT_NE(text.find("\nsnowid_lease_renewal_latency_seconds{which=\"last\"} 0.0015\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("\nsnowid_lease_renewal_latency_seconds{which=\"max\"} 0.25\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("\nsnowid_uptime_seconds 3723.25\n"), std::string::npos) << text;
+
+  ServiceSnapshot s = populated_snapshot();
+  s.lease.last_renewal_latency = Duration::zero();
+  s.lease.max_renewal_latency = std::chrono::nanoseconds(1);
+  s.uptime = std::chrono::seconds(5);
+  const Exposition e = render_and_parse(s, server);
+  EXPECT_EQ(e.value("snowid_lease_renewal_latency_seconds", {{"which", "last"}}), 0.0);
+  EXPECT_EQ(e.value("snowid_lease_renewal_latency_seconds", {{"which", "max"}}), 1e-9);
+  EXPECT_EQ(e.value("snowid_uptime_seconds"), 5.0);
+}
+
+TEST(Metrics, LabelValuesAreEscaped) {
+  LayoutSpec spec;
+  spec.name = "a\\b \"q\"\nz";
+  spec.fields = {{"time", FieldRole::kTime, 41},
+                 {"region", FieldRole::kRegion, 2},
+                 {"host", FieldRole::kHost, 8},
+                 {"sequence", FieldRole::kSequence, 12}};
+  Result<Layout> layout = Layout::create(spec);
+  ASSERT_TRUE(layout.is_ok()) << layout.status().to_string();
+  ServiceSnapshot s = populated_snapshot();
+  s.layout = layout.value();
+  ServerCounters server;
+  const std::string text = render_metrics(s, server);
+  EXPECT_NE(text.find("layout=\"a\\\\b \\\"q\\\"\\nz\""), std::string::npos) << text;
+  const Exposition e = render_and_parse(s, server);
+  EXPECT_EQ(e.value("snowid_worker_info", {{"region", "2"}, {"host", "17"}, {"layout", spec.name}}),
+            1.0);
+}
+
+TEST(Metrics, AnEmptySnapshotIsStillComplete) {
+  const ServiceSnapshot s{};
+  ServerCounters server;
+  const Exposition e = render_and_parse(s, server);
+  EXPECT_EQ(e.families.size(), 25u);
+  EXPECT_EQ(e.value("snowid_ids_issued_total"), 0.0);
+  EXPECT_EQ(e.value("snowid_lease_state", {{"state", "held"}}), 1.0);
+  EXPECT_EQ(e.value("snowid_uptime_seconds"), 0.0);
+}
+
+}  // namespace
+}  // namespace snowid::daemon

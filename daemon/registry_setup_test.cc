@@ -1,0 +1,181 @@
+#include "registry_setup.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "fence_file.h"
+#include "snowid/leased_generator.h"
+#include "temp_dir.h"
+
+namespace snowid::daemon {
+namespace {
+
+using namespace std::chrono_literals;
+using snowid::test_support::TempDir;
+
+Settings settings_in(const std::string& dir) {
+  MapEnvironment env;
+  env.variables["HOME"] = "/home/u";
+  std::vector<const char*> argv = {"snowidd", "--state-dir", dir.c_str()};
+  Result<Settings> s = load_settings(static_cast<int>(argv.size()), argv.data(), env);
+  EXPECT_TRUE(s.is_ok()) << s.status().message();
+  return s.is_ok() ? s.value() : Settings{};
+}
+
+// Host-wide lock names of their own, so parallel tests do not meet.
+MapEnvironment test_env() {
+  MapEnvironment env;
+  env.variables["SNOWID_HOST_LOCK"] = "snowidd-registry-test-" + std::to_string(::getpid());
+  return env;
+}
+
+TEST(RegistrySetup, PresetLayouts) {
+  const WallTime now = system_clock().wall_now();
+  Result<DaemonLayout> l = resolve_layout("snowid", now);
+  ASSERT_TRUE(l.is_ok()) << l.status().message();
+  EXPECT_EQ(l->layout.name(), "snowid");
+  EXPECT_FALSE(l->not_before.has_value());
+
+  Result<DaemonLayout> unknown = resolve_layout("snowfake", now);
+  ASSERT_FALSE(unknown.is_ok());
+  EXPECT_EQ(unknown.status().code(), Code::kInvalidArgument);
+  EXPECT_NE(unknown.status().message().find("unknown preset \"snowfake\""), std::string::npos);
+  EXPECT_NE(unknown.status().message().find("snowid"), std::string::npos);
+
+  Result<DaemonLayout> foreign = resolve_layout("twitter", now);
+  ASSERT_FALSE(foreign.is_ok());
+  EXPECT_NE(foreign.status().message().find("decode-only"), std::string::npos);
+}
+
+TEST(RegistrySetup, LayoutFiles) {
+  TempDir dir{"snowidd-registry"};
+  const WallTime now = system_clock().wall_now();
+#ifdef SNOWID_DAEMON_LAYOUT_FILE
+  const std::string path = dir.path() + "/narrow.json";
+  std::ofstream(path) << R"({"name": "narrow", "epoch": "2026-01-01T00:00:00Z", "fields": [
+      {"name": "time", "role": "time", "width": 41},
+      {"name": "region", "role": "region", "width": 1},
+      {"name": "host", "role": "host", "width": 4},
+      {"name": "sequence", "role": "sequence", "width": 17}]})";
+  Result<DaemonLayout> l = resolve_layout(path, now);
+  ASSERT_TRUE(l.is_ok()) << l.status().message();
+  EXPECT_EQ(l->layout.name(), "narrow");
+  EXPECT_EQ(l->layout.workers_per_region(), 16u);
+  ASSERT_TRUE(l->not_before.has_value());
+  EXPECT_EQ(*l->not_before, l->layout.epoch());
+
+  const Result<DaemonLayout> missing = resolve_layout(dir.path() + "/none.json", now);
+  ASSERT_FALSE(missing.is_ok());
+  EXPECT_EQ(missing.status().code(), Code::kNotFound);
+  EXPECT_EQ(missing.status().message().rfind("layout: ", 0), 0u) << missing.status().message();
+
+  // Region and host are checked against the file's widths.
+  Settings s = settings_in(dir.path());
+  s.layout = path;
+  s.region = 2;
+  Result<RegistrySetup> setup = setup_registry(s, test_env(), system_clock());
+  ASSERT_FALSE(setup.is_ok());
+  EXPECT_EQ(setup.status().message(), "region must be 0..1 (layout narrow), not 2");
+  s.region = 1;
+  s.host = 16;
+  setup = setup_registry(s, test_env(), system_clock());
+  ASSERT_FALSE(setup.is_ok());
+  EXPECT_EQ(setup.status().message(), "host must be 0..15 (layout narrow), not 16");
+#else
+  const Result<DaemonLayout> file = resolve_layout(dir.path() + "/narrow.json", now);
+  ASSERT_FALSE(file.is_ok());
+  EXPECT_EQ(file.status().code(), Code::kFailedPrecondition);
+#endif
+}
+
+TEST(RegistrySetup, LeaseTimingComesFromTheSettings) {
+  Settings s;
+  s.lease_ttl = 20s;
+  s.lease_renew = 2s;
+  s.lease_stop = 15s;
+  s.max_clock_skew = 5ms;
+  const LeaseTiming t = lease_timing(s);
+  EXPECT_EQ(t.ttl, 20s);
+  EXPECT_EQ(t.renew_every, 2s);
+  EXPECT_EQ(t.stop_after, 15s);
+  EXPECT_EQ(t.max_clock_skew, 5ms);
+}
+
+TEST(RegistrySetup, RegistryConfigFollowsSettingsAndHostLock) {
+  Settings s;
+  s.state_dir = "/srv/snowid";
+  s.etcd = {"http://a:2379", "http://b:2379"};
+  s.etcd_prefix = "/p";
+  s.quarantine = 3s;
+  MapEnvironment env;
+  env.variables["SNOWID_HOST_LOCK"] = "off";
+  const common::RegistryConfig c = registry_config(s, env);
+  EXPECT_EQ(c.state_dir, "/srv/snowid");
+  EXPECT_EQ(c.etcd_endpoints, s.etcd);
+  EXPECT_EQ(c.etcd_prefix, "/p");
+  EXPECT_EQ(c.quarantine, std::optional<Duration>(3s));
+  EXPECT_EQ(c.host_lock, "off");
+  EXPECT_EQ(registry_kind(s), "etcd");
+  s.etcd.clear();
+  EXPECT_EQ(registry_kind(s), "file");
+  EXPECT_EQ(registry_config(s, MapEnvironment()).host_lock, "");
+}
+
+// The daemon and `snowid next` share the fence file of a worker: a daemon
+// started on a worker id finds the fence the tool (or an earlier daemon) left.
+TEST(RegistrySetup, FileRegistryLeasesAndFencesUnderTheToolsNames) {
+  TempDir dir{"snowidd-registry"};
+  Settings s = settings_in(dir.path() + "/state");
+  s.region = 2;
+  s.host = 7;
+  Result<RegistrySetup> setup = setup_registry(s, test_env(), system_clock());
+  ASSERT_TRUE(setup.is_ok()) << setup.status().message();
+  EXPECT_EQ(setup->kind, "file");
+  EXPECT_EQ(setup->options.lease.region, 2u);
+  EXPECT_EQ(setup->options.lease.host, std::optional<std::uint32_t>(7));
+  EXPECT_EQ(setup->options.generator.max_backward, s.max_backward);
+  EXPECT_EQ(setup->options.lease.timing.ttl, s.lease_ttl);
+
+  LeasedGeneratorOptions o = setup->options;
+  o.lease.holder = common::this_holder(system_clock().wall_now());
+  Result<std::unique_ptr<LeasedGenerator>> gen =
+      LeasedGenerator::create(system_clock(), *setup->registry, o);
+  ASSERT_TRUE(gen.is_ok()) << gen.status().to_string();
+  EXPECT_EQ(gen.value()->worker(), (WorkerId{2, 7}));
+  const IdResult id = gen.value()->next();
+  ASSERT_TRUE(id.ok()) << code_name(id.code);
+  ASSERT_TRUE(gen.value()->close().is_ok());
+  EXPECT_TRUE(setup->fences->last_failure().is_ok());
+  const std::string fence = common::fence_path(s.state_dir, {2, 7});
+  EXPECT_EQ(fence, s.state_dir + "/fence-r2-h7");
+  EXPECT_TRUE(std::filesystem::exists(fence));
+
+  // Released: the same pinned id can be leased again at once.
+  Result<std::unique_ptr<LeasedGenerator>> again =
+      LeasedGenerator::create(system_clock(), *setup->registry, o);
+  ASSERT_TRUE(again.is_ok()) << again.status().to_string();
+  EXPECT_EQ(again.value()->worker(), (WorkerId{2, 7}));
+  const IdResult later = again.value()->next();
+  ASSERT_TRUE(later.ok());
+  EXPECT_GT(later.id, id.id);
+  ASSERT_TRUE(again.value()->close().is_ok());
+}
+
+TEST(RegistrySetup, UnusableStateDirIsAnError) {
+  TempDir dir{"snowidd-registry"};
+  const std::string file = dir.path() + "/plain";
+  std::ofstream(file) << "x";
+  Settings s = settings_in(file);
+  const Result<RegistrySetup> setup = setup_registry(s, test_env(), system_clock());
+  ASSERT_FALSE(setup.is_ok());
+  EXPECT_NE(setup.status().message().find(file), std::string::npos) << setup.status().message();
+}
+
+}  // namespace
+}  // namespace snowid::daemon

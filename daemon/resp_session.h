@@ -1,0 +1,103 @@
+// One RESP connection's conversation, independent of the transport: bytes
+// read from the client in, reply bytes out. The server owns one per
+// connection (Unix socket or TCP) and feeds it whatever it reads.
+//
+// Commands (case-insensitive names; replies in the connection's RESP version):
+//   PING [message]          +PONG, or the message as a bulk string
+//   ECHO message            the message
+//   HELLO [2|3] [AUTH user pass] [SETNAME name]
+//                           switches the version; replies with the server map
+//                           (server, version, proto, id, mode, role, modules)
+//   AUTH [user] token       with a token configured (TCP only, see below)
+//   NEXTID                  :<id>
+//   NEXTIDS n               array of n ids, increasing (1 <= n <= max_batch)
+//   DECODE id               map (RESP3) or flat array (RESP2): id, time (ISO
+//                           8601), unix_ms, ticks, then each layout field
+//   INFO [section]          bulk string "# Section\r\nkey:value\r\n..." as
+//                           Redis does: server, layout, worker, lease, health,
+//                           stats
+//   QUIT                    +OK, then the connection closes
+//   CLIENT SETNAME/GETNAME/ID/INFO, SELECT 0, CONFIG GET pattern (empty
+//   answers), COMMAND [COUNT|DOCS] (empty): what stock clients, redis-cli and
+//   redis-benchmark send when they connect, answered so that they work.
+//
+// Errors are RESP errors whose first word a client can act on: ERR for an
+// unknown command, a wrong number of arguments or a malformed number (as
+// Redis words them), NOAUTH before AUTH when a token is required, WRONGPASS
+// for a bad token, and error_word() (id_service.h) for a refusal of the
+// generator (CLOCK_MOVED_BACK, LEASE_UNCERTAIN, ...) followed by a message;
+// retryable refusals say "retry after <n>ms". The connection survives all of
+// these. A malformed frame (RespParser kError) gets one
+// "-ERR Protocol error: ..." and closes the connection.
+//
+// Pipelining: complete commands are answered in order until one call has
+// written `output_budget` bytes; the rest stay buffered (pending()) and are
+// answered by the next on_bytes() call, which the server makes with no new
+// bytes once the output has been sent. This bounds the memory and the time
+// one read can cost: 16 KiB of "NEXTIDS 10000" would otherwise ask for 200 MB
+// of replies.
+//
+// Not thread-safe: one session per connection, used by one thread at a time.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "id_service.h"
+#include "resp_parser.h"
+#include "resp_writer.h"
+
+namespace snowid::daemon {
+
+struct RespSessionOptions {
+  // Non-empty: clients must AUTH (or HELLO ... AUTH) with this token before
+  // any command but HELLO, AUTH and QUIT (as Redis). The daemon sets it on TCP
+  // listeners when http_token is set; the Unix socket relies on its file
+  // permissions.
+  std::string token;
+  RespLimits limits;
+  // The connection's id for CLIENT ID and HELLO.
+  std::uint64_t client_id = 0;
+  // on_bytes() stops answering once it has appended this many bytes.
+  std::size_t output_budget = 256 * 1024;
+};
+
+class RespSession {
+ public:
+  // `ids` must outlive the session.
+  RespSession(IdService& ids, RespSessionOptions options);
+
+  // Consumes `in` and appends the replies of complete commands to `out`,
+  // up to the output budget. Returns false when the connection must close
+  // once `out` has been sent (QUIT, or a protocol error); later input is then
+  // ignored.
+  bool on_bytes(std::string_view in, std::string& out);
+  // After on_bytes() returned true: commands may remain unanswered because
+  // the budget was reached. Send `out`, then call on_bytes({}, out) before
+  // reading again.
+  bool pending() const noexcept { return pending_; }
+
+  // Commands answered (for metrics), and whether the last close was a
+  // protocol error.
+  std::uint64_t commands() const noexcept { return commands_; }
+  bool protocol_error() const noexcept { return parser_.failed(); }
+  RespVersion version() const noexcept { return version_; }
+
+ private:
+  void dispatch(const RespCommand& command, std::string& out);
+
+  IdService& ids_;
+  RespSessionOptions options_;
+  RespParser parser_;
+  RespCommand command_;
+  RespVersion version_ = RespVersion::kResp2;
+  bool authenticated_ = false;
+  bool closing_ = false;
+  bool pending_ = false;
+  std::string name_;
+  std::uint64_t commands_ = 0;
+};
+
+}  // namespace snowid::daemon

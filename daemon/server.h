@@ -1,0 +1,88 @@
+// snowidd's listeners and event loop (Boost.Asio, Boost.Beast for HTTP):
+// the Unix socket and the optional TCP listener speak RESP through a
+// RespSession each; the HTTP listener hands parsed requests to HttpHandler.
+// `threads` threads run one io_context, so both cores serve.
+//
+// Unix socket: created at start with the configured mode (chmod after bind,
+// under a umask that keeps it closed in between); its directory is created
+// (0755) if missing. An existing file at the path is handled as a stale
+// socket: if something accepts connections on it, start fails (kUnavailable,
+// "another snowidd is serving <path>"); if it is a socket nobody serves it is
+// removed; if it is not a socket, start fails (kFailedPrecondition) rather
+// than delete a file the daemon did not make. The file is removed at stop.
+//
+// Shutdown (stop_accepting() then drain()): listeners close at once; each
+// connection finishes the commands or request it has already received, sends
+// the replies and closes; idle keep-alive connections close at once. drain()
+// waits up to its timeout, then closes whatever is left.
+//
+// Thread-safe: start/stop from one thread (main); the loop threads do the rest.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "http_handler.h"
+#include "id_service.h"
+#include "log.h"
+#include "metrics.h"
+#include "resp_parser.h"
+#include "settings.h"
+#include "snowid/status.h"
+#include "snowid/time.h"
+
+namespace snowid::daemon {
+
+struct ServerOptions {
+  std::string socket;  // empty: no Unix listener
+  std::uint32_t socket_mode = 0660;
+  std::optional<Address> tcp;
+  std::optional<Address> http;
+  std::uint32_t threads = 2;
+  std::string token;  // required on TCP RESP (AUTH) and HTTP (Bearer) when set
+  RespLimits resp_limits;
+  // HTTP: largest request header block and body accepted.
+  std::uint32_t http_header_limit = 16 * 1024;
+  std::uint32_t http_body_limit = 16 * 1024;
+  // Idle keep-alive connections are closed after this. Default 60 s.
+  Duration http_idle_timeout = std::chrono::seconds(60);
+};
+
+// Where each listener ended up (port 0 resolved to the kernel's choice).
+struct BoundAddresses {
+  std::string socket;
+  std::optional<Address> tcp;
+  std::optional<Address> http;
+};
+
+class Server {
+ public:
+  // Binds every listener (an error names the listener and the address) and
+  // starts the loop threads. Logs one "listening" event per listener, with
+  // "transport" (unix, tcp, http) and "address". `service`, `handler`,
+  // `counters` and `log` must outlive the server.
+  static Result<std::unique_ptr<Server>> start(ServerOptions options, IdService& service,
+                                               const HttpHandler& handler, ServerCounters& counters,
+                                               Logger& log);
+  Server(const Server&) = delete;
+  Server& operator=(const Server&) = delete;
+  // Stops everything (drain(0) if not done) and joins the threads.
+  ~Server();
+
+  const BoundAddresses& addresses() const noexcept;
+
+  // Closes the listeners; connections carry on as described above.
+  void stop_accepting();
+  // Waits until every connection has closed, at most `timeout`; then closes
+  // the rest and stops the loop. True if all closed on their own.
+  bool drain(Duration timeout);
+
+ private:
+  struct Impl;
+  explicit Server(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace snowid::daemon

@@ -1,0 +1,345 @@
+// The real daemon under a wall clock that the test steps: libfaketime is
+// preloaded and reads its offset from a file on every clock read
+// (FAKETIME_NO_CACHE=1) while the monotonic clock stays real
+// (FAKETIME_DONT_FAKE_MONOTONIC=1). Offsets are in seconds with a fraction:
+// "-0.005" is 5 ms behind ("-5ms" would mean five minutes: "m" is minutes).
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <thread>
+
+#include "http_client.h"
+#include "test_support.h"
+
+namespace snowid::daemon_test {
+namespace {
+
+using nlohmann::json;
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+
+class ClockTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(libfaketime_available());
+    set_offset("+0");
+  }
+
+  // The wall-clock offset of the running daemon, e.g. "+0", "-0.005", "-2".
+  void set_offset(const std::string& offset) { write_file_atomically(clock_file(), offset + "\n"); }
+
+  std::string clock_file() const { return dir_.file("faketime.rc"); }
+
+  Env faketime_env() const {
+    // An ASan-built daemon refuses a preloaded library it did not link first.
+    const char* asan = std::getenv("ASAN_OPTIONS");
+    std::string asan_options = asan != nullptr && *asan != '\0' ? std::string(asan) + ":" : "";
+    asan_options += "verify_asan_link_order=0";
+    return {{"LD_PRELOAD", kLibfaketime},
+            {"FAKETIME_TIMESTAMP_FILE", clock_file()},
+            {"FAKETIME_NO_CACHE", "1"},
+            {"FAKETIME_DONT_FAKE_MONOTONIC", "1"},
+            {"ASAN_OPTIONS", asan_options}};
+  }
+
+  std::unique_ptr<DaemonProcess> start(const std::vector<std::string>& args = {}) {
+    return dir_.start(args, faketime_env());
+  }
+  std::unique_ptr<DaemonProcess> start_ready(const std::vector<std::string>& args = {}) {
+    return dir_.start_ready(args, faketime_env());
+  }
+
+  // The `snowid workers list --json` record of (region, host), or null.
+  json worker_record(std::uint32_t region, std::uint32_t host) {
+    const ProcessResult r =
+        run_process({kSnowidCli, "workers", "list", "--json", "--state-dir", dir_.state_dir()},
+                    {{"SNOWID_HOST_LOCK", dir_.host_lock()}});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    const json doc = json::parse(r.out, nullptr, false);
+    if (doc.is_discarded() || !doc.contains("workers")) {
+      ADD_FAILURE() << "not the JSON of workers list: " << r.out;
+      return nullptr;
+    }
+    for (const json& w : doc["workers"]) {
+      if (w.value("region", 99u) == region && w.value("host", 999u) == host) return w;
+    }
+    return nullptr;
+  }
+
+  std::uint64_t issue_and_stop_pinned(const std::vector<std::string>& pinned);
+  void expect_refused_then_fine(const std::vector<std::string>& pinned, std::uint64_t max_issued,
+                                const std::vector<std::string>& words);
+
+  DaemonDir dir_;
+};
+
+// What one NEXTID + NEXTIDS 1000 round trip gave: ids, or the first refusal.
+struct Round {
+  std::vector<std::uint64_t> ids;
+  std::string refusal;
+};
+
+Round round_trip(RespConn& c) {
+  Round out;
+  if (!c.send(encode_command({"NEXTID"}) + encode_command({"NEXTIDS", "1000"}))) {
+    out.refusal = "write failed";
+    return out;
+  }
+  for (int i = 0; i < 2; ++i) {
+    const auto r = c.read();
+    if (!r) {
+      out.refusal = "no reply";
+      return out;
+    }
+    const auto ids = ids_of(*r);
+    if (!ids) {
+      if (out.refusal.empty()) out.refusal = r->debug();
+      continue;
+    }
+    out.ids.insert(out.ids.end(), ids->begin(), ids->end());
+  }
+  return out;
+}
+
+// The step must land while the daemon is issuing at full speed, or there is
+// nothing to wait out: it is made in the middle of a burst of 500,000 ids,
+// which takes at least 122 ms however fast the machine (4,096 ids per ms),
+// right after its first batch came back. The generator's last tick is then
+// the current millisecond, the clock reads 5 ms before it, and it must wait.
+TEST_F(ClockTest, FiveMillisecondStepBackIsWaitedOutWithoutAnError) {
+  auto d = start_ready();
+  auto burst = RespConn::connect_unix(dir_.socket());
+  auto singles = RespConn::connect_unix(dir_.socket());
+  ASSERT_TRUE(burst.has_value());
+  ASSERT_TRUE(singles.has_value());
+  const auto metrics_before = http_get(d->http_port(), "/metrics");
+  ASSERT_TRUE(metrics_before.has_value());
+  const double behind_before =
+      metric_value(metrics_before->body, "snowid_clock_behind_total").value_or(-1);
+  ASSERT_GE(behind_before, 0) << metrics_before->body;
+
+  // NEXTID round trips on their own connection before, during and after.
+  std::atomic<bool> done{false};
+  std::vector<std::uint64_t> single_ids;
+  std::string single_problem;
+  std::thread single_client([&] {
+    while (!done.load() || single_ids.size() < 200) {
+      const Round r = round_trip(*singles);
+      if (!r.refusal.empty()) {
+        single_problem = r.refusal;
+        return;
+      }
+      single_ids.insert(single_ids.end(), r.ids.begin(), r.ids.end());
+    }
+  });
+
+  constexpr int kBatches = 50;
+  std::string pipeline;
+  for (int i = 0; i < kBatches; ++i) pipeline += encode_command({"NEXTIDS", "10000"});
+  bool sent = false;
+  std::thread writer([&] { sent = burst->send(pipeline); });
+  std::vector<std::uint64_t> burst_ids;
+  std::string burst_problem;
+  for (int i = 0; i < kBatches && burst_problem.empty(); ++i) {
+    const auto r = burst->read(seconds(60));
+    const auto ids = r ? ids_of(*r) : std::nullopt;
+    if (!ids || ids->size() != 10000) {
+      burst_problem = "batch " + std::to_string(i) + ": " + (r ? r->debug() : "no reply");
+      break;
+    }
+    burst_ids.insert(burst_ids.end(), ids->begin(), ids->end());
+    if (i == 0) set_offset("-0.005");
+  }
+  writer.join();
+  done = true;
+  single_client.join();
+  EXPECT_TRUE(sent);
+  ASSERT_EQ(burst_problem, "");
+  ASSERT_EQ(single_problem, "") << "after " << single_ids.size() << " ids";
+  EXPECT_TRUE(strictly_increasing(burst_ids));
+  EXPECT_TRUE(strictly_increasing(single_ids));
+
+  // And the clock going forward again is no event either.
+  set_offset("+0");
+  for (int i = 0; i < 20; ++i) {
+    const Round r = round_trip(*singles);
+    ASSERT_EQ(r.refusal, "");
+    ASSERT_GT(r.ids.front(), single_ids.back());
+    single_ids.insert(single_ids.end(), r.ids.begin(), r.ids.end());
+  }
+
+  const auto readyz = http_get(d->http_port(), "/readyz");
+  ASSERT_TRUE(readyz.has_value());
+  EXPECT_EQ(readyz->status, 200) << readyz->body;
+  EXPECT_FALSE(d->wait_for("unhealthy", milliseconds(0)).has_value());
+  const auto metrics = http_get(d->http_port(), "/metrics");
+  ASSERT_TRUE(metrics.has_value());
+  // The daemon saw the clock behind its last tick, and waited it out.
+  EXPECT_GT(metric_value(metrics->body, "snowid_clock_behind_total").value_or(-1), behind_before)
+      << metrics->body;
+  EXPECT_EQ(metric_value(metrics->body, "snowid_clock_moved_back_total").value_or(-1), 0)
+      << metrics->body;
+  d->signal(SIGTERM);
+  EXPECT_EQ(d->wait_exit(seconds(30)), 0);
+}
+
+TEST_F(ClockTest, TwoSecondStepBackRefusesTurnsUnreadyAndReleasesTheLease) {
+  ASSERT_TRUE(kSnowidCli[0] != '\0') << "the snowid tool was not built (SNOWID_BUILD_TOOLS)";
+  auto d = start_ready();
+  const auto ready = d->wait_for("ready", seconds(1));
+  ASSERT_TRUE(ready.has_value());
+  const auto region = ready->value("region", 99u);
+  const auto host = ready->value("host", 999u);
+  auto c = RespConn::connect_unix(dir_.socket());
+  ASSERT_TRUE(c.has_value());
+  const auto first = c->command({"NEXTIDS", "100"});
+  ASSERT_TRUE(first && ids_of(*first)) << (first ? first->debug() : "no reply");
+  const auto readyz = http_get(d->http_port(), "/readyz");
+  ASSERT_TRUE(readyz.has_value());
+  ASSERT_EQ(readyz->status, 200);
+  const json held = worker_record(region, host);
+  ASSERT_FALSE(held.is_null()) << "the daemon's worker id is not in the registry";
+  ASSERT_EQ(held.value("state", ""), "held") << held.dump();
+
+  set_offset("-2");
+  // The first refusal says why; every later one says the worker is done.
+  std::string first_refusal;
+  const auto until = std::chrono::steady_clock::now() + seconds(10);
+  while (first_refusal.empty() && std::chrono::steady_clock::now() < until) {
+    const auto r = c->command({"NEXTID"});
+    ASSERT_TRUE(r.has_value());
+    if (r->is_error()) first_refusal = r->str;
+  }
+  ASSERT_TRUE(first_refusal.starts_with("CLOCK_MOVED_BACK ")) << first_refusal;
+  for (int i = 0; i < 20; ++i) {
+    const auto r = c->command(i % 2 == 0 ? std::vector<std::string>{"NEXTID"}
+                                         : std::vector<std::string>{"NEXTIDS", "10"});
+    ASSERT_TRUE(r.has_value());
+    ASSERT_TRUE(r->error_word() == "UNHEALTHY" || r->error_word() == "CLOCK_MOVED_BACK")
+        << r->debug();
+  }
+  const auto http_ids = http_get(d->http_port(), "/v1/ids");
+  ASSERT_TRUE(http_ids.has_value());
+  EXPECT_EQ(http_ids->status, 503) << http_ids->body;
+  const json refusal = json::parse(http_ids->body, nullptr, false);
+  ASSERT_FALSE(refusal.is_discarded()) << http_ids->body;
+  EXPECT_TRUE(refusal.value("error", "") == "UNHEALTHY" ||
+              refusal.value("error", "") == "CLOCK_MOVED_BACK")
+      << http_ids->body;
+  EXPECT_EQ(refusal.value("retryable", true), false) << http_ids->body;
+  EXPECT_TRUE(http_ids->header("retry-after").empty()) << "Retry-After on a final refusal";
+
+  const auto unready = http_get(d->http_port(), "/readyz");
+  ASSERT_TRUE(unready.has_value());
+  EXPECT_EQ(unready->status, 503) << unready->body;
+  EXPECT_FALSE(json::parse(unready->body, nullptr, false).is_discarded()) << unready->body;
+  const auto healthz = http_get(d->http_port(), "/healthz");
+  ASSERT_TRUE(healthz.has_value());
+  EXPECT_EQ(healthz->status, 200) << "the process still lives";
+
+  const auto unhealthy = d->wait_for("unhealthy", seconds(10));
+  ASSERT_TRUE(unhealthy.has_value());
+  EXPECT_TRUE(unhealthy->contains("code") && unhealthy->contains("error")) << unhealthy->dump();
+
+  // The registry no longer shows the id as held: the lease was given back.
+  json record = worker_record(region, host);
+  const auto release_until = std::chrono::steady_clock::now() + seconds(15);
+  while (!record.is_null() && record.value("state", "") == "held" &&
+         std::chrono::steady_clock::now() < release_until) {
+    std::this_thread::sleep_for(milliseconds(50));
+    record = worker_record(region, host);
+  }
+  ASSERT_FALSE(record.is_null());
+  EXPECT_NE(record.value("state", ""), "held") << record.dump();
+  EXPECT_TRUE(record["holder"].is_null()) << record.dump();
+  EXPECT_TRUE(d->alive());
+
+  d->signal(SIGTERM);
+  EXPECT_EQ(d->wait_exit(seconds(30)), 0);
+}
+
+// Issues ids on worker 0/5, stops cleanly (recording the fence and the
+// lease's high-water mark), and answers the largest id issued.
+std::uint64_t ClockTest::issue_and_stop_pinned(const std::vector<std::string>& pinned) {
+  std::uint64_t max_issued = 0;
+  auto d = start_ready(pinned);
+  auto c = RespConn::connect_unix(dir_.socket());
+  EXPECT_TRUE(c.has_value());
+  if (!c) return 0;
+  for (int i = 0; i < 3; ++i) {
+    const auto r = c->command({"NEXTIDS", "1000"});
+    EXPECT_TRUE(r.has_value());
+    const auto ids = r ? ids_of(*r) : std::nullopt;
+    EXPECT_TRUE(ids.has_value()) << (r ? r->debug() : "no reply");
+    if (!ids) return 0;
+    EXPECT_EQ(host_of(ids->back()), 5u);
+    max_issued = std::max(max_issued, ids->back());
+  }
+  d->signal(SIGTERM);
+  EXPECT_EQ(d->wait_exit(seconds(30)), 0);
+  return max_issued;
+}
+
+// A start two seconds behind must fail, say why, and leave nothing behind;
+// back on time, the same worker starts and issues above `max_issued`.
+void ClockTest::expect_refused_then_fine(const std::vector<std::string>& pinned,
+                                         std::uint64_t max_issued,
+                                         const std::vector<std::string>& words) {
+  // Two seconds behind: far beyond max_backward (100 ms).
+  set_offset("-2");
+  {
+    auto d = start(pinned);
+    EXPECT_EQ(d->wait_exit(seconds(30)), 1);
+    EXPECT_FALSE(d->wait_for("ready", milliseconds(0)).has_value());
+    const auto failed = d->wait_for("start failed", milliseconds(0));
+    ASSERT_TRUE(failed.has_value()) << d->raw_text();
+    const std::string why = failed->value("code", "") + " " + failed->value("error", "");
+    for (const std::string& w : words) {
+      EXPECT_NE(why.find(w), std::string::npos) << "no \"" << w << "\" in " << failed->dump();
+    }
+    struct stat st {};
+    EXPECT_NE(lstat(dir_.socket().c_str(), &st), 0) << "a refused start left its socket file";
+  }
+
+  set_offset("+0");
+  auto d = start_ready(pinned);
+  auto c = RespConn::connect_unix(dir_.socket());
+  ASSERT_TRUE(c.has_value());
+  const auto r = c->command({"NEXTID"});
+  ASSERT_TRUE(r.has_value());
+  const auto id = ids_of(*r);
+  ASSERT_TRUE(id.has_value()) << r->debug();
+  EXPECT_GT(id->front(), max_issued);
+  EXPECT_EQ(host_of(id->front()), 5u);
+  d->signal(SIGTERM);
+  EXPECT_EQ(d->wait_exit(seconds(30)), 0);
+}
+
+// The whole state directory kept: the file registry's high-water mark of the
+// worker id is what refuses the early start.
+TEST_F(ClockTest, RestartBehindThePersistedMarkIsRefused) {
+  const std::vector<std::string> pinned = {"--host", "5"};
+  const std::uint64_t max_issued = issue_and_stop_pinned(pinned);
+  ASSERT_GT(max_issued, 0u);
+  expect_refused_then_fine(pinned, max_issued, {"high-water"});
+}
+
+// The registry forgot the id (a new registry, a lost mark file) but the
+// daemon's own time fence is still there: the fence alone refuses.
+TEST_F(ClockTest, RestartBehindThePersistedFenceIsRefusedEvenWithoutTheLeaseMark) {
+  const std::vector<std::string> pinned = {"--host", "5"};
+  const std::uint64_t max_issued = issue_and_stop_pinned(pinned);
+  ASSERT_GT(max_issued, 0u);
+  const std::string mark = dir_.state_dir() + "/workers/r0-h5.mark";
+  ASSERT_EQ(std::remove(mark.c_str()), 0) << "no mark file at " << mark;
+  expect_refused_then_fine(pinned, max_issued, {"FAILED_PRECONDITION", "fence", "clock"});
+}
+
+}  // namespace
+}  // namespace snowid::daemon_test

@@ -1,0 +1,123 @@
+#include "test_support.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+namespace snowid::daemon_test {
+
+::testing::AssertionResult redis_cli_available() {
+  if (kRedisCli[0] != '\0' && access(kRedisCli, X_OK) == 0) {
+    return ::testing::AssertionSuccess();
+  }
+  return ::testing::AssertionFailure()
+         << "redis-cli is missing (looked for \"" << kRedisCli
+         << "\"): run scripts/install-deps (Debian package redis-tools), then re-run cmake";
+}
+
+::testing::AssertionResult libfaketime_available() {
+  if (kLibfaketime[0] != '\0' && access(kLibfaketime, R_OK) == 0) {
+    return ::testing::AssertionSuccess();
+  }
+  return ::testing::AssertionFailure()
+         << "libfaketime.so.1 is missing (looked for \"" << kLibfaketime
+         << "\"): run scripts/install-deps (Debian packages faketime, libfaketime), then re-run "
+            "cmake";
+}
+
+std::vector<std::string> DaemonDir::args(const std::vector<std::string>& extra) const {
+  std::vector<std::string> out = {"--socket",    socket(),      "--http",
+                                  "127.0.0.1:0", "--state-dir", state_dir()};
+  out.insert(out.end(), extra.begin(), extra.end());
+  return out;
+}
+
+Env DaemonDir::env(const Env& extra) const {
+  Env out = {{"SNOWID_HOST_LOCK", host_lock_}};
+  out.insert(out.end(), extra.begin(), extra.end());
+  return out;
+}
+
+std::unique_ptr<DaemonProcess> DaemonDir::start(const std::vector<std::string>& extra_args,
+                                                const Env& extra_env) const {
+  return DaemonProcess::start(args(extra_args), env(extra_env));
+}
+
+std::unique_ptr<DaemonProcess> DaemonDir::start_ready(const std::vector<std::string>& extra_args,
+                                                      const Env& extra_env) const {
+  std::unique_ptr<DaemonProcess> d = start(extra_args, extra_env);
+  EXPECT_TRUE(d->wait_ready()) << "snowidd did not log \"ready\"";
+  return d;
+}
+
+std::optional<std::vector<std::uint64_t>> ids_of(const RespValue& reply) {
+  std::vector<std::uint64_t> out;
+  if (reply.type == RespValue::Type::kInteger) {
+    if (reply.integer <= 0) return std::nullopt;
+    out.push_back(static_cast<std::uint64_t>(reply.integer));
+    return out;
+  }
+  if (reply.type != RespValue::Type::kArray) return std::nullopt;
+  out.reserve(reply.elems.size());
+  for (const RespValue& e : reply.elems) {
+    if (e.type != RespValue::Type::kInteger || e.integer <= 0) return std::nullopt;
+    out.push_back(static_cast<std::uint64_t>(e.integer));
+  }
+  return out;
+}
+
+std::optional<std::vector<std::uint64_t>> ids_of_json(const std::string& body) {
+  const nlohmann::json j = nlohmann::json::parse(body, nullptr, false);
+  if (j.is_discarded() || !j.is_object() || j.size() != 1 || !j.contains("ids") ||
+      !j["ids"].is_array()) {
+    return std::nullopt;
+  }
+  std::vector<std::uint64_t> out;
+  for (const nlohmann::json& e : j["ids"]) {
+    if (!e.is_string()) return std::nullopt;
+    const std::string s = e.get<std::string>();
+    if (s.empty() || s.size() > 19 || s.find_first_not_of("0123456789") != std::string::npos) {
+      return std::nullopt;
+    }
+    out.push_back(std::stoull(s));
+  }
+  return out;
+}
+
+bool strictly_increasing(const std::vector<std::uint64_t>& ids) {
+  for (std::size_t i = 1; i < ids.size(); ++i) {
+    if (ids[i] <= ids[i - 1]) return false;
+  }
+  return true;
+}
+
+ProcessResult redis_cli(const std::string& socket, const std::vector<std::string>& args) {
+  std::vector<std::string> argv = {kRedisCli, "-s", socket};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return run_process(argv);
+}
+
+std::optional<double> metric_value(const std::string& text, const std::string& name) {
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.starts_with(name + " ")) return std::strtod(line.c_str() + name.size() + 1, nullptr);
+  }
+  return std::nullopt;
+}
+
+void write_file_atomically(const std::string& path, const std::string& contents) {
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    out << contents;
+    ASSERT_TRUE(out.good()) << "cannot write " << tmp;
+  }
+  ASSERT_EQ(std::rename(tmp.c_str(), path.c_str()), 0) << "cannot rename " << tmp;
+}
+
+}  // namespace snowid::daemon_test

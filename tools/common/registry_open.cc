@@ -1,0 +1,97 @@
+#include "registry_open.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <climits>
+#include <cstring>
+#include <utility>
+
+#include "snowid/file_registry.h"
+#ifdef SNOWID_COMMON_ETCD
+#include "snowid/etcd_registry.h"
+#endif
+
+namespace snowid::common {
+
+bool etcd_supported() noexcept {
+#ifdef SNOWID_COMMON_ETCD
+  return true;
+#else
+  return false;
+#endif
+}
+
+Result<std::unique_ptr<WorkerRegistry>> open_registry(const RegistryConfig& c, const Layout& layout,
+                                                      const Clock& clock) {
+  if (c.etcd_endpoints.empty()) {
+    if (Status made = make_dirs(c.state_dir); !made.is_ok()) return made;
+    FileRegistryOptions o;
+    o.dir = c.state_dir;
+    o.layout = layout;
+    if (c.quarantine) o.quarantine = *c.quarantine;
+    if (!c.host_lock.empty()) o.host_lock_prefix = c.host_lock == "off" ? "" : c.host_lock;
+    return make_file_registry(clock, std::move(o));
+  }
+#ifdef SNOWID_COMMON_ETCD
+  EtcdOptions o;
+  o.endpoints = c.etcd_endpoints;
+  if (!c.etcd_prefix.empty()) o.prefix = c.etcd_prefix;
+  if (!c.etcd_cluster.empty()) o.cluster = c.etcd_cluster;
+  o.layout = layout;
+  if (c.quarantine) o.quarantine = *c.quarantine;
+  o.ca_file = c.etcd_ca;
+  o.cert_file = c.etcd_cert;
+  o.key_file = c.etcd_key;
+  o.user = c.etcd_user;
+  o.password = c.etcd_password;
+  Result<std::unique_ptr<WorkerRegistry>> registry = make_etcd_registry(clock, std::move(o));
+  if (!registry.is_ok() && registry.status().code() == Code::kUnavailable) {
+    std::string endpoints;
+    for (const std::string& e : c.etcd_endpoints) endpoints += (endpoints.empty() ? "" : ",") + e;
+    return Status(Code::kUnavailable,
+                  "cannot reach etcd at " + endpoints + ": " + registry.status().message());
+  }
+  return registry;
+#else
+  (void)layout;
+  (void)clock;
+  return Status(Code::kFailedPrecondition, "this build has no etcd support");
+#endif
+}
+
+HolderInfo this_holder(WallTime started) {
+  HolderInfo h;
+  char name[HOST_NAME_MAX + 1] = {};
+  if (::gethostname(name, sizeof name - 1) == 0) h.host = name;
+  if (h.host.empty()) h.host = "localhost";
+  h.pid = ::getpid();
+  h.started = started;
+  return h;
+}
+
+Status make_dirs(const std::string& path) {
+  if (path.empty()) return Status(Code::kInvalidArgument, "the state directory path is empty");
+  // Each prefix that ends just before a '/', then the whole path.
+  for (std::size_t end = path.find('/', 1);; end = path.find('/', end + 1)) {
+    const std::string prefix = path.substr(0, end);
+    if (::mkdir(prefix.c_str(), 0700) != 0 && errno != EEXIST) {
+      const int err = errno;
+      return Status(Code::kUnavailable,
+                    "cannot create directory " + prefix + ": " + std::strerror(err));
+    }
+    if (end == std::string::npos) break;
+  }
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) {
+    const int err = errno;
+    return Status(Code::kUnavailable, "cannot use directory " + path + ": " + std::strerror(err));
+  }
+  if (!S_ISDIR(st.st_mode)) {
+    return Status(Code::kFailedPrecondition, path + " is not a directory");
+  }
+  return Status::ok();
+}
+
+}  // namespace snowid::common

@@ -1,0 +1,69 @@
+// Opening the worker-id registry from plain settings, for the `snowid` tool
+// and for snowidd: etcd when endpoints are given, otherwise the file registry
+// of this host in the state directory. Each program resolves its own flags,
+// variables or configuration into a RegistryConfig; what happens from there
+// on is the same for both.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "snowid/layout.h"
+#include "snowid/lease.h"
+#include "snowid/status.h"
+#include "snowid/time.h"
+
+namespace snowid::common {
+
+struct RegistryConfig {
+  // The state directory: the file registry lives here (and the time fences,
+  // see fence_file.h). Created with make_dirs() when the file registry is
+  // opened; not needed for etcd.
+  std::string state_dir;
+  // etcd member URLs, already split; empty: the file registry.
+  std::vector<std::string> etcd_endpoints;
+  // Empty: the registry's default (/snowid, default).
+  std::string etcd_prefix;
+  std::string etcd_cluster;
+  std::string etcd_ca, etcd_cert, etcd_key, etcd_user, etcd_password;
+  // How long a released id rests; nullopt: the registry's default.
+  std::optional<Duration> quarantine;
+  // The name prefix of the file registry's host-wide id locks, as
+  // $SNOWID_HOST_LOCK gives it: empty for the default, "off" for none.
+  std::string host_lock;
+};
+
+// Copies etcd_prefix, etcd_cluster and the credentials (etcd_ca, etcd_cert,
+// etcd_key, etcd_user, etcd_password) from `from`, any settings type that
+// names them as RegistryConfig does.
+template <typename Settings>
+void copy_etcd_access(const Settings& from, RegistryConfig& to) {
+  to.etcd_prefix = from.etcd_prefix;
+  to.etcd_cluster = from.etcd_cluster;
+  to.etcd_ca = from.etcd_ca;
+  to.etcd_cert = from.etcd_cert;
+  to.etcd_key = from.etcd_key;
+  to.etcd_user = from.etcd_user;
+  to.etcd_password = from.etcd_password;
+}
+
+// True if this build can open an etcd registry.
+bool etcd_supported() noexcept;
+
+// Opens the registry for `layout`'s region and host widths. etcd that does
+// not answer: kUnavailable naming the endpoints. etcd in a build without it:
+// kFailedPrecondition. `clock` must outlive the registry.
+Result<std::unique_ptr<WorkerRegistry>> open_registry(const RegistryConfig& config,
+                                                      const Layout& layout, const Clock& clock);
+
+// Who this process is, as registries show it to operators: the host name,
+// the pid, `started`; no address.
+HolderInfo this_holder(WallTime started);
+
+// Creates `path` and any missing parents, like `mkdir -p`, each new one with
+// mode 0700 (state of one user). OK if it already is a directory.
+Status make_dirs(const std::string& path);
+
+}  // namespace snowid::common
