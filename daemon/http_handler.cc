@@ -421,8 +421,16 @@ HttpResponse HttpHandler::handle(const HttpRequest& request) const {
       return json_response(200, std::move(body));
     }
 
-    case Route::kHealthz:
-      return json_response(200, "{\"status\":\"ok\"}");
+    case Route::kHealthz: {
+      // Live means fit to go on: a generator that refused a clock step back
+      // stays unhealthy until the process restarts, so an orchestrator's
+      // liveness probe must see it (a restart waits out the fence, or is
+      // refused until the clock is past it).
+      const Status health = ids_.generator().health();
+      if (health.is_ok()) return json_response(200, "{\"status\":\"ok\"}");
+      return error_response(503, error_word(health.code()),
+                            "unhealthy until restarted: " + health.message());
+    }
 
     case Route::kReadyz: {
       LeasedGenerator& generator = ids_.generator();

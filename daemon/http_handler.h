@@ -11,7 +11,10 @@
 //   /v1/ids/{id}        200 {"id":"..","layout":"..","time":"<ISO 8601>",
 //                       "unix_ms":..,"ticks":..,"fields":{"<name>":<value>,...}};
 //                       the id always, other values above 2^53 as strings.
-//   /healthz            200 {"status":"ok"} while the process serves
+//   /healthz            200 {"status":"ok"} while the process serves and its
+//                       generator is healthy; 503 (CLOCK_MOVED_BACK, ...)
+//                       once a clock step back made it unhealthy for good,
+//                       which only a restart clears
 //   /readyz             200 {"status":"ready",...} while the lease is held and
 //                       the clock guard satisfied; else 503 with the reason
 //   /metrics            200 Prometheus text format 0.0.4

@@ -10,6 +10,7 @@
 // "ready", "stopping", "lease released", "stopped", ...) are an interface:
 // tests and operators' tools look for them by their "msg".
 #include <signal.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -187,6 +188,12 @@ int run(int argc, char** argv) {
   // thread starts, so every thread inherits the mask. SIGPIPE is ignored: a
   // client that goes away shows up as a failed write.
   std::signal(SIGPIPE, SIG_IGN);
+  // Each client is a descriptor: take the whole allowance the hard limit
+  // gives (the server keeps 64 back for the lease and the fences).
+  if (rlimit files{}; ::getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur < files.rlim_max) {
+    files.rlim_cur = files.rlim_max;
+    (void)::setrlimit(RLIMIT_NOFILE, &files);
+  }
   sigset_t signals;
   sigemptyset(&signals);
   for (int s : {SIGTERM, SIGINT, SIGHUP, SIGPIPE}) sigaddset(&signals, s);
@@ -266,6 +273,9 @@ int run(int argc, char** argv) {
   ServerOptions so;
   so.socket = settings.socket;
   so.socket_mode = settings.socket_mode;
+  // The last-resort default, /tmp/snowid-<uid>/, is in a place where anyone
+  // may create that directory first.
+  so.private_socket_dir = settings.socket.rfind("/tmp/snowid-", 0) == 0;
   so.tcp = settings.tcp;
   so.http = settings.http;
   so.threads = settings.threads;
@@ -277,7 +287,11 @@ int run(int argc, char** argv) {
     (void)service.close();
     log.error("start failed", {{"code", code_name(started.status().code())},
                                {"error", started.status().message()}});
-    return kExitFailure;
+    // A socket path too long or held by a file the daemon did not make is a
+    // configuration mistake that a restart cannot fix.
+    const Code code = started.status().code();
+    return code == Code::kInvalidArgument || code == Code::kFailedPrecondition ? kExitUsage
+                                                                               : kExitFailure;
   }
   std::unique_ptr<Server> server = std::move(started).value();
   log.info("ready", {{"region", worker.region}, {"host", worker.host}});

@@ -1,5 +1,6 @@
 #include "server.h"
 
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -78,6 +79,24 @@ Status make_socket_dir(const std::string& dir) {
                     "unix listener: cannot create directory " + prefix + ": " + errno_text(err));
     }
     if (end == std::string::npos) break;
+  }
+  return Status::ok();
+}
+
+// ServerOptions::private_socket_dir.
+Status check_private_dir(const std::string& dir) {
+  struct stat st {};
+  if (::lstat(dir.c_str(), &st) != 0) {
+    const int err = errno;
+    return Status(Code::kUnavailable,
+                  "unix listener: cannot check " + dir + ": " + errno_text(err));
+  }
+  if (!S_ISDIR(st.st_mode) || st.st_uid != ::geteuid() || (st.st_mode & 022) != 0) {
+    return Status(Code::kFailedPrecondition,
+                  "unix listener: " + dir +
+                      " must be a directory owned by this user and writable by no one else "
+                      "(another user could replace the socket in it); remove it, or set "
+                      "--socket elsewhere");
   }
   return Status::ok();
 }
@@ -539,6 +558,16 @@ void start_connection(std::shared_ptr<C> c) {
   asio::post(ex, [c = std::move(c)] { c->start(); });
 }
 
+// ServerOptions::max_connections, 0 resolved.
+std::uint32_t connection_limit(std::uint32_t configured) {
+  if (configured != 0) return configured;
+  rlimit limit{};
+  if (::getrlimit(RLIMIT_NOFILE, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY) return 65536;
+  constexpr rlim_t kKept = 64;
+  return static_cast<std::uint32_t>(std::clamp<rlim_t>(
+      limit.rlim_cur > kKept * 2 ? limit.rlim_cur - kKept : limit.rlim_cur / 2, 1, 1u << 20));
+}
+
 // `threads` io_contexts (at least one), each to be run by one thread.
 std::vector<std::unique_ptr<asio::io_context>> make_contexts(std::uint32_t threads) {
   std::vector<std::unique_ptr<asio::io_context>> ios;
@@ -570,6 +599,11 @@ struct Server::Impl : ServerCore {
   // not (its file mode guards it).
   template <typename Socket>
   void serve_resp(Socket s, Transport t);
+  bool at_connection_limit() const noexcept;
+  // Counts a connection closed at the limit; logs the first and then at most
+  // one in 1000, so a flood does not become a flood of log lines.
+  void refuse_over_limit(Transport t);
+  std::uint64_t refused_over_limit = 0;  // on the listeners' thread only
 
   void stop_accepting();
   bool drain(Duration timeout);
@@ -597,6 +631,7 @@ struct Server::Impl : ServerCore {
   std::vector<std::unique_ptr<asio::io_context>> ios = make_contexts(options.threads);
   std::vector<Work> work;
   std::size_t next_io = 0;  // used by the listeners' thread only
+  std::uint32_t max_open = connection_limit(options.max_connections);
   asio::io_context& listener_io() { return *ios.front(); }
   asio::io_context& next_connection_io() { return *ios[next_io++ % ios.size()]; }
   std::optional<local::acceptor> unix_acceptor;
@@ -615,6 +650,9 @@ Status Server::Impl::bind_unix() {
   const std::size_t slash = path.rfind('/');
   if (slash != std::string::npos && slash > 0) {
     if (Status s = make_socket_dir(path.substr(0, slash)); !s.is_ok()) return s;
+    if (options.private_socket_dir) {
+      if (Status s = check_private_dir(path.substr(0, slash)); !s.is_ok()) return s;
+    }
   }
   if (Status s = clear_socket_path(path, log); !s.is_ok()) return s;
 
@@ -687,6 +725,13 @@ void Server::Impl::accept_next(Acceptor& acceptor, Transport t, Serve serve) {
   acceptor.async_accept(
       asio::any_io_executor(next_connection_io().get_executor()),
       [this, &acceptor, t, serve](const error_code& ec, Socket s) {
+        if (!ec && at_connection_limit()) {
+          error_code ignored;
+          s.close(ignored);
+          refuse_over_limit(t);
+          accept_next(acceptor, t, serve);
+          return;
+        }
         if (!ec) {
           if constexpr (std::is_same_v<Socket, tcp::socket>) {
             error_code ignored;
@@ -703,6 +748,20 @@ void Server::Impl::accept_next(Acceptor& acceptor, Transport t, Serve serve) {
           accept_next(acceptor, t, serve);
         });
       });
+}
+
+bool Server::Impl::at_connection_limit() const noexcept {
+  std::int64_t open = 0;
+  for (const auto& n : counters.connections_open) open += n.load(std::memory_order_relaxed);
+  return open >= static_cast<std::int64_t>(max_open);
+}
+
+void Server::Impl::refuse_over_limit(Transport t) {
+  if (refused_over_limit++ % 1000 == 0) {
+    log.warn(
+        "connection limit",
+        {{"transport", transport_name(t)}, {"limit", max_open}, {"refused", refused_over_limit}});
+  }
 }
 
 template <typename Socket>

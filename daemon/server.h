@@ -38,6 +38,11 @@ namespace snowid::daemon {
 struct ServerOptions {
   std::string socket;  // empty: no Unix listener
   std::uint32_t socket_mode = 0660;
+  // The socket's directory must be a real directory owned by this user and
+  // writable by no one else, or start fails (kFailedPrecondition). For a
+  // directory in a shared place such as /tmp, where another user could have
+  // made it first and could swap the socket for one of their own.
+  bool private_socket_dir = false;
   std::optional<Address> tcp;
   std::optional<Address> http;
   std::uint32_t threads = 2;
@@ -46,6 +51,11 @@ struct ServerOptions {
   // HTTP: largest request header block and body accepted.
   std::uint32_t http_header_limit = 16 * 1024;
   std::uint32_t http_body_limit = 16 * 1024;
+  // Open connections, all transports together; one more is closed as soon
+  // as it is accepted. 0: the process's open-file limit less 64, kept for
+  // the registry, the fences and the log, so that a flood of idle clients
+  // can never starve the lease renewals of descriptors.
+  std::uint32_t max_connections = 0;
   // Idle keep-alive connections are closed after this. Default 60 s.
   Duration http_idle_timeout = std::chrono::seconds(60);
 };

@@ -19,6 +19,7 @@
 #include <optional>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "http_handler.h"
@@ -220,6 +221,51 @@ TEST(Server, ListenersBindAndLogTheirAddresses) {
   f.server->stop_accepting();
   EXPECT_TRUE(f.server->drain(10s));
   EXPECT_FALSE(std::filesystem::exists(o.socket));
+}
+
+// Idle clients can hold at most max_connections descriptors: one more is
+// closed at accept, and a slot that frees up is usable again.
+TEST(Server, ConnectionsBeyondTheLimitAreClosedAtAccept) {
+  Fixture f;
+  ServerOptions o = f.options();
+  o.max_connections = 2;
+  ASSERT_TRUE(f.start(o).is_ok());
+  const std::string& sock = f.server->addresses().socket;
+  Client a = Client::unix_socket(sock);
+  Client b = Client::unix_socket(sock);
+  ASSERT_TRUE(a.connected() && b.connected());
+  ASSERT_TRUE(a.send("PING\r\n"));
+  ASSERT_EQ(a.read_lines(1), "+PONG\r\n");
+  ASSERT_TRUE(b.send("PING\r\n"));
+  ASSERT_EQ(b.read_lines(1), "+PONG\r\n");
+  Client over = Client::tcp(f.server->addresses().tcp->port);
+  ASSERT_TRUE(over.connected()) << "the kernel completes the handshake";
+  EXPECT_TRUE(over.closed_by_peer());
+  a.close_now();
+  bool served = false;
+  for (int attempt = 0; attempt < 200 && !served; ++attempt) {
+    Client again = Client::unix_socket(sock);
+    served = again.send("PING\r\n") && again.read_lines(1) == "+PONG\r\n";
+    if (!served) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_TRUE(served);
+  EXPECT_NE(read_file(f.log_path).find("\"msg\":\"connection limit\""), std::string::npos);
+}
+
+// The default socket directory in /tmp must be this user's own: a directory
+// another user made first (writable by others) is refused, not used.
+TEST(Server, PrivateSocketDirectoryWritableByOthersIsRefused) {
+  Fixture f;
+  const std::string shared = f.dir.path() + "/shared";
+  ASSERT_EQ(::mkdir(shared.c_str(), 0700), 0);
+  ASSERT_EQ(::chmod(shared.c_str(), 0777), 0);
+  ServerOptions o = f.options();
+  o.socket = shared + "/snowidd.sock";
+  o.private_socket_dir = true;
+  const Status refused = f.start(o);
+  EXPECT_EQ(refused.code(), Code::kFailedPrecondition) << refused.to_string();
+  ASSERT_EQ(::chmod(shared.c_str(), 0700), 0);
+  EXPECT_TRUE(f.start(o).is_ok());
 }
 
 TEST(Server, StaleSocketIsReplacedButALiveOneOrAPlainFileIsNot) {
