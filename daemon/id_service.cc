@@ -202,6 +202,7 @@ ServiceSnapshot IdService::snapshot() const {
   s.reacquisitions = generator_.reacquisitions();
   s.max_batch = max_batch();
   s.started = started_;
+  s.now = clock_.wall_now();
   // Monotonic: a wall clock stepped back must not look like a restart.
   s.uptime = clock_.mono_now() - started_mono_;
   s.lease_losses = lease_losses_.load(std::memory_order_relaxed);

@@ -83,6 +83,7 @@ struct ServiceSnapshot {
   std::uint64_t reacquisitions = 0;
   std::uint32_t max_batch = 0;
   WallTime started;
+  WallTime now;                        // the wall clock when the snapshot was taken
   Duration uptime = Duration::zero();  // on the monotonic clock
   std::uint64_t lease_losses = 0;      // leases lost while running (count_lease_loss)
 };

@@ -254,6 +254,11 @@ std::string info_text(IdService& ids, unsigned sections) {
     info.section("Server");
     info.line("snowid_version", kVersion);
     info.number("process_id", static_cast<std::int64_t>(::getpid()));
+    // As Redis names it: what the daemon's wall clock reads, in microseconds
+    // since the Unix epoch, so that an operator can compare it with others.
+    info.number(
+        "server_time_usec",
+        std::chrono::duration_cast<std::chrono::microseconds>(s.now.time_since_epoch()).count());
     info.number("uptime_in_seconds",
                 std::chrono::duration_cast<std::chrono::seconds>(s.uptime).count());
     info.number("max_batch", s.max_batch);

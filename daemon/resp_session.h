@@ -14,8 +14,8 @@
 //   DECODE id               map (RESP3) or flat array (RESP2): id, time (ISO
 //                           8601), unix_ms, ticks, then each layout field
 //   INFO [section]          bulk string "# Section\r\nkey:value\r\n..." as
-//                           Redis does: server, layout, worker, lease, health,
-//                           stats
+//                           Redis does: server (with server_time_usec, the
+//                           wall clock), layout, worker, lease, health, stats
 //   QUIT                    +OK, then the connection closes
 //   CLIENT SETNAME/GETNAME/ID/INFO, SELECT 0, CONFIG GET pattern (empty
 //   answers), COMMAND [COUNT|DOCS] (empty): what stock clients, redis-cli and

@@ -8,6 +8,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <regex>
 #include <sstream>
@@ -227,6 +228,32 @@ TEST(Startup, RegularFileAtTheSocketPathIsLeftUntouched) {
   ASSERT_EQ(lstat(dir.socket().c_str(), &st), 0);
   EXPECT_TRUE(S_ISREG(st.st_mode));
   EXPECT_EQ(read_file(dir.socket()), "not a socket\n");
+}
+
+// The README's main job: no flags, no configuration file, no SNOWID_*
+// setting but the HTTP port (port 0, so that parallel tests never collide)
+// and the host-lock name. The socket and the state land where the settings
+// table says: under $XDG_RUNTIME_DIR and $XDG_STATE_HOME.
+TEST(Startup, WithoutConfigurationTheSocketAndStateGoWhereTheDefaultsSay) {
+  DaemonDir dir;
+  const std::string runtime = dir.file("xdg-run");
+  const std::string state = dir.file("xdg-state");
+  ASSERT_EQ(::mkdir(runtime.c_str(), 0700), 0);
+  ASSERT_EQ(::mkdir(state.c_str(), 0700), 0);
+  auto d = DaemonProcess::start({}, {{"XDG_RUNTIME_DIR", runtime},
+                                     {"XDG_STATE_HOME", state},
+                                     {"SNOWID_HTTP", "127.0.0.1:0"},
+                                     {"SNOWID_HOST_LOCK", dir.host_lock()}});
+  ASSERT_TRUE(d->wait_ready()) << d->raw_text();
+  EXPECT_EQ(d->socket_path(), runtime + "/snowid/snowidd.sock");
+  const ProcessResult r = redis_cli(d->socket_path(), {"NEXTID"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_FALSE(r.out.empty());
+  EXPECT_TRUE(std::filesystem::is_directory(state + "/snowid/workers")) << d->raw_text();
+  d->signal(SIGTERM);
+  EXPECT_EQ(d->wait_exit(seconds(30)), 0);
+  struct stat st {};
+  EXPECT_NE(lstat((runtime + "/snowid/snowidd.sock").c_str(), &st), 0) << "socket removed";
 }
 
 TEST(Startup, RegionOutsideTheLayoutIsAConfigurationError) {
