@@ -32,6 +32,8 @@ std::string_view code_name(Code code) noexcept {
       return "LEASE_LOST";
     case Code::kResourceExhausted:
       return "RESOURCE_EXHAUSTED";
+    case Code::kAlreadyExists:
+      return "ALREADY_EXISTS";
   }
   return "UNKNOWN";
 }

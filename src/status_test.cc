@@ -34,6 +34,7 @@ const std::vector<CodeCase>& all_codes() {
       {Code::kNotFound, 16, "NOT_FOUND", false},
       {Code::kLeaseLost, 17, "LEASE_LOST", false},
       {Code::kResourceExhausted, 18, "RESOURCE_EXHAUSTED", false},
+      {Code::kAlreadyExists, 19, "ALREADY_EXISTS", false},
   };
   return cases;
 }

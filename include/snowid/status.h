@@ -29,6 +29,7 @@ enum class Code : std::uint8_t {
   kNotFound = 16,            // a named thing (a preset, a file) does not exist
   kLeaseLost = 17,           // the worker-id lease was revoked or expired; this holder must stop
   kResourceExhausted = 18,   // no free worker id in the region's block (all held or quarantined)
+  kAlreadyExists = 19,       // a named thing (a sequence) exists already; creating it again is refused
 };
 
 // True when retrying the same call later may succeed.
