@@ -8,6 +8,12 @@ if(TARGET snowid_etcd)
 else()
   set(SNOWID_WITH_ETCD OFF)
 endif()
+if(TARGET snowid_sqlite AND TARGET snowid_postgres)
+  list(APPEND snowid_installed_targets snowid_sqlite snowid_postgres)
+  set(SNOWID_WITH_SEQUENCES ON)
+else()
+  set(SNOWID_WITH_SEQUENCES OFF)
+endif()
 install(TARGETS ${snowid_installed_targets} EXPORT snowidTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}

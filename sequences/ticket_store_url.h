@@ -10,7 +10,9 @@
 #pragma once
 
 #include <chrono>
+#include <cstddef>
 #include <memory>
+#include <string>
 #include <string_view>
 
 #include "snowid/status.h"
