@@ -26,7 +26,7 @@ std::vector<std::string> child_environment(const CliRun& run) {
   for (const char* name :
        {"SNOWID_STATE_DIR", "XDG_STATE_HOME", "HOME", "SNOWID_REGION", "SNOWID_ETCD_ENDPOINTS",
         "SNOWID_ETCD_PREFIX", "SNOWID_ETCD_CLUSTER", "SNOWID_ETCD_CA", "SNOWID_ETCD_CERT",
-        "SNOWID_ETCD_KEY", "SNOWID_ETCD_USER", "SNOWID_ETCD_PASSWORD"}) {
+        "SNOWID_ETCD_KEY", "SNOWID_ETCD_USER", "SNOWID_ETCD_PASSWORD", "SNOWID_SEQUENCES"}) {
     changes.emplace_back(name, std::nullopt);
   }
   // The host-wide id locks are shared by every process of the machine: each

@@ -26,8 +26,8 @@ struct CliRun {
   // Environment changes: a value sets the variable, nullopt removes it.
   // SNOWID_STATE_DIR, XDG_STATE_HOME and HOME are removed unless set here,
   // so that a test never touches the real state directory, and so are
-  // SNOWID_REGION and the SNOWID_ETCD_* settings, so that a test never
-  // reaches a real registry.
+  // SNOWID_REGION, the SNOWID_ETCD_* settings and SNOWID_SEQUENCES, so that
+  // a test never reaches a real registry or ticket table.
   std::vector<std::pair<std::string, std::optional<std::string>>> env;
 };
 

@@ -29,5 +29,6 @@ Command add_encode_command(CLI::App& root);
 Command add_layout_command(CLI::App& root);
 Command add_bounds_command(CLI::App& root);
 Command add_workers_command(CLI::App& root);
+Command add_sequences_command(CLI::App& root);
 
 }  // namespace snowid::cli

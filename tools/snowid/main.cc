@@ -66,17 +66,20 @@ int run(int argc, char** argv) {
   app.set_version_flag("--version", "snowid " SNOWID_VERSION);
   app.require_subcommand(1);
   const std::vector<Command> commands = {
-      snowid::cli::add_next_command(app),   snowid::cli::add_decode_command(app),
-      snowid::cli::add_encode_command(app), snowid::cli::add_layout_command(app),
-      snowid::cli::add_bounds_command(app), snowid::cli::add_workers_command(app),
+      snowid::cli::add_next_command(app),      snowid::cli::add_decode_command(app),
+      snowid::cli::add_encode_command(app),    snowid::cli::add_layout_command(app),
+      snowid::cli::add_bounds_command(app),    snowid::cli::add_workers_command(app),
+      snowid::cli::add_sequences_command(app),
   };
   if (!args.empty() && args.front().rfind("-", 0) != 0) {
     bool known = false;
-    for (const Command& c : commands) known = known || c.app->get_name() == args.front();
+    // check_name: a command's aliases ("seq") count too.
+    for (const Command& c : commands) known = known || c.app->check_name(args.front());
     if (!known) {
-      snowid::cli::print_error("unknown command \"" + args.front() +
-                               "\" (expected next, workers, decode, encode, layout or bounds); see "
-                               "snowid --help");
+      snowid::cli::print_error(
+          "unknown command \"" + args.front() +
+          "\" (expected next, workers, sequences, decode, encode, layout or bounds); see "
+          "snowid --help");
       return snowid::cli::kExitUsage;
     }
   }
