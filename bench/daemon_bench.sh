@@ -1,9 +1,13 @@
 #!/usr/bin/env bash
 # Benchmarks snowidd with real clients, figures only (docs/benchmarks.md):
 #   redis-benchmark over the Unix socket: NEXTID (one client, then 50, then 50
-#     pipelining 16) and NEXTIDS 100 (50 clients pipelining 8), and, when
-#     redis-server is installed, the same loads as INCR / INCRBY on a Redis
-#     started here: the usual central id counter, as the reference;
+#     pipelining 16) and NEXTIDS 100 (50 clients pipelining 8); the same
+#     loads as NEXTSEQ on a named sequence (created once with SEQCREATE, in
+#     the daemon's default ticket table, an SQLite file in its state
+#     directory), plus NEXTSEQ on a sequence of step 1,000, where every
+#     thousandth number costs a committed take; and, when redis-server is
+#     installed, the same loads as INCR / INCRBY on a Redis started here: the
+#     usual central id counter, as the reference;
 #   wrk against /v1/ids (8 and 64 connections) and /v1/ids?count=1000.
 # Clients and daemon share the machine's cores, so the figures are a floor of
 # what the daemon does with cores of its own. Environment: SNOWID_BENCH_N
@@ -74,6 +78,22 @@ rb "NEXTID c=1" "$work/snowidd.sock" -c 1 -n "$single" NEXTID
 rb "NEXTID c=50" "$work/snowidd.sock" -c 50 -n "$n" NEXTID
 rb "NEXTID c=50 P=16" "$work/snowidd.sock" -c 50 -P 16 -n "$((n * 2))" NEXTID
 rb "NEXTIDS 100 c=50 P=8" "$work/snowidd.sock" -c 50 -P 8 -n "$((n / 5))" NEXTIDS 100
+# seqcreate NAME STEP: the sequence, starting at 1, or the script stops.
+seqcreate() {
+  local reply
+  reply=$(redis-cli -s "$work/snowidd.sock" SEQCREATE "$1" 1 "$2")
+  [ "$reply" = OK ] || { echo "SEQCREATE $1 $2: $reply" >&2; exit 1; }
+}
+# Ranges of 100,000: ten takes a million numbers, so the rows measure the
+# RESP path and the buffer rather than the table.
+seqcreate bench 100000
+rb "NEXTSEQ c=1" "$work/snowidd.sock" -c 1 -n "$single" NEXTSEQ bench
+rb "NEXTSEQ c=50" "$work/snowidd.sock" -c 50 -n "$n" NEXTSEQ bench
+rb "NEXTSEQ c=50 P=16" "$work/snowidd.sock" -c 50 -P 16 -n "$((n * 2))" NEXTSEQ bench
+rb "NEXTSEQ 100 c=50 P=8" "$work/snowidd.sock" -c 50 -P 8 -n "$((n / 5))" NEXTSEQ bench 100
+# Ranges of 1,000: a take (an fsync on SQLite) every thousand numbers.
+seqcreate bench_step1000 1000
+rb "NEXTSEQ step=1000 c=50" "$work/snowidd.sock" -c 50 -n "$n" NEXTSEQ bench_step1000
 if [ -n "$reference" ]; then
   rb "redis INCR c=1" "$reference" -c 1 -n "$single" INCR snowid:bench
   rb "redis INCR c=50" "$reference" -c 50 -n "$n" INCR snowid:bench
@@ -96,3 +116,5 @@ run_wrk 64 "/v1/ids?count=1000"
 echo "load after: $(uptime)"
 echo "--- daemon counters"
 redis-cli -s "$work/snowidd.sock" INFO stats | tr -d '\r' | grep -E '^(ids_issued|batch|single|reserve)'
+redis-cli -s "$work/snowidd.sock" INFO sequences | tr -d '\r' |
+  grep -E '^sequences_(numbers_issued|ranges_fetched|store_calls|store_failures|buffer_wait)'
