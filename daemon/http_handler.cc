@@ -9,9 +9,11 @@
 #include <utility>
 
 #include "json_text.h"
+#include "sequence_service.h"
 #include "snowid/layout.h"
 #include "snowid/lease_keeper.h"
 #include "snowid/status.h"
+#include "snowid/ticket_store.h"
 #include "snowid/time.h"
 
 namespace snowid::daemon {
@@ -127,15 +129,35 @@ HttpResponse bad_request(std::string_view message) {
 }
 
 // A refusal of the service, as id_service.h's table says.
-HttpResponse refusal(Code code, std::string_view message, bool issuing, Duration retry_after) {
-  const std::string_view word = error_word(code);
+HttpResponse refusal(Code code, std::string_view message, Refusing what, Duration retry_after) {
+  const std::string_view word = error_word(code, what);
   std::string fallback;
   if (message.empty()) {
-    fallback = std::string(issuing ? "not issuing: " : "cannot decode: ") + std::string(word);
+    fallback = std::string(what == Refusing::kIssue    ? "not issuing: "
+                           : what == Refusing::kDecode ? "cannot decode: "
+                                                       : "sequence refused: ") +
+               std::string(word);
     message = fallback;
   }
   const bool retryable = is_retryable(code);
-  return error_response(http_status(code, issuing), word, message, retryable, retry_after);
+  return error_response(http_status(code, what), word, message, retryable, retry_after);
+}
+
+// A refusal of a sequence call; an unknown name says how to create it.
+HttpResponse sequence_refusal(const Status& s, std::string_view name) {
+  if (s.code() == Code::kNotFound) {
+    return refusal(s.code(), s.message() + " (create it with PUT /v1/sequences/" + echo(name) + ")",
+                   Refusing::kSequence, kSequenceRetryAfter);
+  }
+  return refusal(s.code(), s.message(), Refusing::kSequence, kSequenceRetryAfter);
+}
+
+HttpResponse method_not_allowed(std::string_view method, std::string_view allow) {
+  HttpResponse r =
+      error_response(405, "METHOD_NOT_ALLOWED",
+                     "method " + echo(method) + " not allowed; use " + std::string(allow));
+  r.headers.emplace_back("Allow", std::string(allow));
+  return r;
 }
 
 // ------------------------------------------------------------- authorization
@@ -207,38 +229,300 @@ bool decode_component(std::string_view in, bool query, std::string& out) {
 
 // ------------------------------------------------------------------ routes
 
-enum class Route { kIds, kDecode, kHealthz, kReadyz, kMetrics, kNone };
+enum class Route {
+  kIds,
+  kDecode,
+  kHealthz,
+  kReadyz,
+  kMetrics,
+  kSequences,      // /v1/sequences
+  kSequence,       // /v1/sequences/{name}
+  kSequenceNext,   // /v1/sequences/{name}/next
+  kSequenceRange,  // /v1/sequences/{name}/range
+  kNone,
+};
 
 constexpr std::string_view kIdsPath = "/v1/ids";
+constexpr std::string_view kSequencesPath = "/v1/sequences";
+
+bool is_sequence_route(Route r) {
+  return r == Route::kSequences || r == Route::kSequence || r == Route::kSequenceNext ||
+         r == Route::kSequenceRange;
+}
+
+// The methods a route answers, for 405's Allow.
+std::string_view allowed_methods(Route r) {
+  switch (r) {
+    case Route::kSequence:
+      return "GET, HEAD, PUT";
+    case Route::kSequenceNext:
+    case Route::kSequenceRange:
+      // HEAD must be safe (RFC 9110): a probe must not use up numbers.
+      return "GET";
+    default:
+      return "GET, HEAD";
+  }
+}
 
 // Trailing slashes are not forgiven: "/v1/ids/" is 404, not the collection,
-// and "/healthz/" is 404 too. One spelling per resource.
-Route route_of(std::string_view path, std::string_view& id_text) {
+// and "/healthz/" is 404 too. One spelling per resource. `segment` is the id
+// of kDecode, the name of the kSequence* routes.
+Route route_of(std::string_view path, std::string_view& segment) {
   if (path == kIdsPath) return Route::kIds;
   if (path == "/healthz") return Route::kHealthz;
   if (path == "/readyz") return Route::kReadyz;
   if (path == "/metrics") return Route::kMetrics;
+  if (path == kSequencesPath) return Route::kSequences;
   if (path.size() > kIdsPath.size() + 1 && path.substr(0, kIdsPath.size()) == kIdsPath &&
       path[kIdsPath.size()] == '/') {
     const std::string_view rest = path.substr(kIdsPath.size() + 1);
     if (rest.find('/') == std::string_view::npos) {
-      id_text = rest;
+      segment = rest;
       return Route::kDecode;
     }
+  }
+  if (path.size() > kSequencesPath.size() + 1 &&
+      path.substr(0, kSequencesPath.size()) == kSequencesPath &&
+      path[kSequencesPath.size()] == '/') {
+    const std::string_view rest = path.substr(kSequencesPath.size() + 1);
+    const std::size_t slash = rest.find('/');
+    segment = rest.substr(0, slash);
+    if (segment.empty()) return Route::kNone;
+    if (slash == std::string_view::npos) return Route::kSequence;
+    const std::string_view tail = rest.substr(slash + 1);
+    if (tail == "next") return Route::kSequenceNext;
+    if (tail == "range") return Route::kSequenceRange;
   }
   return Route::kNone;
 }
 
-// count: 1 to kMaxCountDigits decimal digits and nothing else; the value
-// must be 1..max_batch. Leading zeros are allowed ("0010" is 10).
-std::optional<std::uint64_t> parse_count(std::string_view text) {
-  if (text.empty() || text.size() > kMaxCountDigits) return std::nullopt;
+// count: 1 to `max_digits` decimal digits and nothing else; the value must
+// be 1..max_batch. Leading zeros are allowed ("0010" is 10). At most 19
+// digits, so that the value always fits.
+std::optional<std::uint64_t> parse_count(std::string_view text,
+                                         std::size_t max_digits = kMaxCountDigits) {
+  if (text.empty() || text.size() > max_digits) return std::nullopt;
   std::uint64_t value = 0;
   for (const char c : text) {
     if (c < '0' || c > '9') return std::nullopt;
     value = value * 10 + static_cast<std::uint64_t>(c - '0');
   }
   return value;
+}
+
+// A sequence's start: plain decimal, 0 <= start < INT64_MAX.
+constexpr std::size_t kMaxStartDigits = 19;
+
+// ------------------------------------------------------------- sequences
+
+// {"sequence":"orders","next_value":"1001","step":1000,"created":"...",
+//  "updated":"...","buffer":{...} or null}; without the times unless `times`.
+std::string sequence_json(const SequenceDetails& d, bool times = true) {
+  std::string body;
+  body.reserve(256);
+  body += "{\"sequence\":";
+  append_json_string(body, d.row.name);
+  body += ",\"next_value\":\"";
+  append_decimal(body, d.row.next_value);
+  body += "\",\"step\":";
+  append_json_integer(body, d.row.step);
+  if (times) {
+    body += ",\"created\":";
+    append_json_string(body, format_iso8601(d.row.created));
+    body += ",\"updated\":";
+    append_json_string(body, format_iso8601(d.row.updated));
+  }
+  body += ",\"buffer\":";
+  if (!d.buffered) {
+    body += "null}";
+    return body;
+  }
+  body += "{\"buffered\":";
+  append_json_integer(body, d.buffer.buffered);
+  body += ",\"ranges_fetched\":";
+  append_json_integer(body, d.buffer.ranges_fetched);
+  body += ",\"numbers_issued\":";
+  append_json_integer(body, d.buffer.numbers_issued);
+  body += ",\"step_in_use\":";
+  append_json_integer(body, d.buffer.step);
+  body += "}}";
+  return body;
+}
+
+// {"sequence":"orders","numbers":["1001","1002"]}
+HttpResponse numbers_response(std::string_view name, const std::vector<SequenceRange>& ranges) {
+  std::int64_t total = 0;
+  for (const SequenceRange& r : ranges) total += r.size();
+  std::string body;
+  body.reserve(64 + name.size() + static_cast<std::size_t>(total) * 22);
+  body += "{\"sequence\":";
+  append_json_string(body, name);
+  body += ",\"numbers\":[";
+  bool first = true;
+  for (const SequenceRange& r : ranges) {
+    for (std::int64_t n = r.first; n < r.end; ++n) {
+      if (!first) body += ',';
+      first = false;
+      body += '"';
+      append_decimal(body, n);
+      body += '"';
+    }
+  }
+  body += "]}";
+  return json_response(200, std::move(body));
+}
+
+// {"sequence":"orders","start":"3001","end":"4001","size":1000}
+HttpResponse range_response(std::string_view name, const SequenceRange& r) {
+  std::string body;
+  body += "{\"sequence\":";
+  append_json_string(body, name);
+  body += ",\"start\":\"";
+  append_decimal(body, r.first);
+  body += "\",\"end\":\"";
+  append_decimal(body, r.end);
+  body += "\",\"size\":";
+  append_json_integer(body, r.size());
+  body += '}';
+  return json_response(200, std::move(body));
+}
+
+HttpResponse list_response(const std::vector<std::string>& names) {
+  std::string body = "{\"sequences\":[";
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    if (i > 0) body += ',';
+    append_json_string(body, names[i]);
+  }
+  body += "]}";
+  return json_response(200, std::move(body));
+}
+
+// The sequence routes, after the checks every route shares. Sets `deferred`
+// (and returns nothing useful) for the work that must wait on the store.
+HttpResponse sequence_route(Route route, std::string_view name, const ParsedTarget& target,
+                            bool put, SequenceService* service, std::uint32_t max_batch,
+                            std::function<HttpResponse()>& deferred) {
+  // Each route takes only the parameters it names, each at most once.
+  std::optional<std::string_view> count_text;
+  std::optional<std::string_view> size_text;
+  std::optional<std::string_view> start_text;
+  std::optional<std::string_view> step_text;
+  for (const auto& [key, value] : target.query) {
+    std::optional<std::string_view>* slot = nullptr;
+    if (route == Route::kSequenceNext && key == "count") slot = &count_text;
+    if (route == Route::kSequenceRange && key == "size") slot = &size_text;
+    if (route == Route::kSequence && put && key == "start") slot = &start_text;
+    if (route == Route::kSequence && put && key == "step") slot = &step_text;
+    if (slot == nullptr) return bad_request("unknown query parameter \"" + echo(key) + "\"");
+    if (*slot) return bad_request("query parameter \"" + echo(key) + "\" given more than once");
+    *slot = value;
+  }
+
+  if (route == Route::kSequences) {
+    deferred = [service] {
+      const Result<std::vector<std::string>> names = service->list();
+      if (!names.is_ok()) return sequence_refusal(names.status(), {});
+      return list_response(names.value());
+    };
+    return {};
+  }
+
+  if (Status s = validate_sequence_name(name); !s.is_ok()) return bad_request(s.message());
+  std::string sequence(name);
+
+  switch (route) {
+    case Route::kSequenceNext: {
+      std::int64_t count = 1;
+      if (count_text) {
+        const std::optional<std::uint64_t> n = parse_count(*count_text);
+        if (!n || *n < 1 || *n > max_batch) {
+          return bad_request("count must be a decimal number from 1 to " +
+                             std::to_string(max_batch) + ", got \"" + echo(*count_text) + "\"");
+        }
+        count = static_cast<std::int64_t>(*n);
+      }
+      SequenceNumbers now = service->try_next(sequence, count);
+      if (now.ok()) return numbers_response(sequence, now.ranges);
+      if (!now.would_wait) return sequence_refusal(now.status, sequence);
+      deferred = [service, sequence = std::move(sequence), count] {
+        const SequenceNumbers got = service->next(sequence, count);
+        if (!got.ok()) return sequence_refusal(got.status, sequence);
+        return numbers_response(sequence, got.ranges);
+      };
+      return {};
+    }
+
+    case Route::kSequenceRange: {
+      const std::int64_t max_range = service->max_range();
+      if (!size_text) {
+        return bad_request("size is required: a decimal number from 1 to " +
+                           std::to_string(max_range));
+      }
+      const std::optional<std::uint64_t> n = parse_count(*size_text);
+      if (!n || *n < 1 || *n > static_cast<std::uint64_t>(max_range)) {
+        return bad_request("size must be a decimal number from 1 to " + std::to_string(max_range) +
+                           ", got \"" + echo(*size_text) + "\"");
+      }
+      const auto size = static_cast<std::int64_t>(*n);
+      deferred = [service, sequence = std::move(sequence), size] {
+        const Result<SequenceRange> r = service->range(sequence, size);
+        if (!r.is_ok()) return sequence_refusal(r.status(), sequence);
+        return range_response(sequence, r.value());
+      };
+      return {};
+    }
+
+    case Route::kSequence: {
+      if (!put) {
+        deferred = [service, sequence = std::move(sequence)] {
+          const Result<SequenceDetails> d = service->info(sequence);
+          if (!d.is_ok()) return sequence_refusal(d.status(), sequence);
+          return json_response(200, sequence_json(d.value()));
+        };
+        return {};
+      }
+      std::int64_t start = 1;
+      std::int64_t step = kDefaultSequenceStep;
+      if (start_text) {
+        const std::optional<std::uint64_t> v = parse_count(*start_text, kMaxStartDigits);
+        if (!v || *v >= static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
+          return bad_request("start must be a decimal number from 0 to " +
+                             std::to_string(std::numeric_limits<std::int64_t>::max() - 1) +
+                             ", got \"" + echo(*start_text) + "\"");
+        }
+        start = static_cast<std::int64_t>(*v);
+      }
+      if (step_text) {
+        const std::optional<std::uint64_t> v = parse_count(*step_text);
+        if (!v || *v < 1 || *v > static_cast<std::uint64_t>(kMaxSequenceRange)) {
+          return bad_request("step must be a decimal number from 1 to " +
+                             std::to_string(kMaxSequenceRange) + ", got \"" + echo(*step_text) +
+                             "\"");
+        }
+        step = static_cast<std::int64_t>(*v);
+      }
+      deferred = [service, sequence = std::move(sequence), start, step] {
+        const Status created = service->create(sequence, start, step);
+        if (!created.is_ok()) return sequence_refusal(created, sequence);
+        const Result<SequenceDetails> d = service->info(sequence);
+        SequenceDetails details;
+        details.row.name = sequence;
+        details.row.next_value = start;
+        details.row.step = step;
+        // Created, but should reading it back fail: what the request set,
+        // without the times.
+        HttpResponse r = json_response(
+            201, d.is_ok() ? sequence_json(d.value()) : sequence_json(details, false));
+        r.headers.emplace_back("Location", "/v1/sequences/" + sequence);
+        return r;
+      };
+      return {};
+    }
+
+    default:
+      break;
+  }
+  return error_response(404, "NOT_FOUND", "no resource at " + echo(target.path));
 }
 
 }  // namespace
@@ -275,10 +559,24 @@ std::optional<ParsedTarget> parse_target(std::string_view target) {
   return parsed;
 }
 
-HttpHandler::HttpHandler(IdService& ids, std::function<std::string()> metrics, std::string token)
-    : ids_(ids), metrics_(std::move(metrics)), token_(std::move(token)) {}
+HttpHandler::HttpHandler(IdService& ids, std::function<std::string()> metrics, std::string token,
+                         SequenceService* sequences)
+    : ids_(ids), metrics_(std::move(metrics)), token_(std::move(token)), sequences_(sequences) {}
 
 HttpResponse HttpHandler::handle(const HttpRequest& request) const {
+  HttpOutcome outcome = handle_or_defer(request);
+  if (outcome.deferred) return outcome.deferred();
+  return std::move(outcome.response);
+}
+
+HttpOutcome HttpHandler::handle_or_defer(const HttpRequest& request) const {
+  HttpOutcome out;
+  out.response = answer(request, out.deferred);
+  return out;
+}
+
+HttpResponse HttpHandler::answer(const HttpRequest& request,
+                                 std::function<HttpResponse()>& deferred) const {
   if (request.target.size() > kMaxTargetLength) {
     return error_response(
         414, error_word(Code::kInvalidArgument),
@@ -292,8 +590,8 @@ HttpResponse HttpHandler::handle(const HttpRequest& request) const {
     return bad_request("more than " + std::to_string(kMaxQueryParameters) + " query parameters");
   }
 
-  std::string_view id_text;
-  const Route route = route_of(target->path, id_text);
+  std::string_view segment;
+  const Route route = route_of(target->path, segment);
 
   // The probes stay open; everything else, unknown paths included (so that
   // routes cannot be probed without the secret), needs the token.
@@ -307,13 +605,25 @@ HttpResponse HttpHandler::handle(const HttpRequest& request) const {
   if (route == Route::kNone) {
     return error_response(404, "NOT_FOUND", "no resource at " + echo(target->path));
   }
+  if (is_sequence_route(route) && (sequences_ == nullptr || !sequences_->enabled())) {
+    return error_response(404, kSequencesOffWord, kSequencesOffMessage);
+  }
   // HEAD is answered exactly as GET, body included: the server sends the
-  // headers (with the GET body's length) and drops the body.
-  if (request.method != "GET" && request.method != "HEAD") {
+  // headers (with the GET body's length) and drops the body. Only a
+  // sequence takes PUT (to create it).
+  const bool put = request.method == "PUT";
+  if (request.method == "HEAD" &&
+      (route == Route::kSequenceNext || route == Route::kSequenceRange)) {
     HttpResponse r = error_response(405, "METHOD_NOT_ALLOWED",
-                                    "method " + echo(request.method) + " not allowed; use GET");
-    r.headers.emplace_back("Allow", "GET, HEAD");
+                                    "HEAD would take numbers without handing them out; use GET");
+    r.headers.emplace_back("Allow", "GET");
     return r;
+  }
+  if (request.method != "GET" && request.method != "HEAD" && !(put && route == Route::kSequence)) {
+    return method_not_allowed(request.method, allowed_methods(route));
+  }
+  if (is_sequence_route(route)) {
+    return sequence_route(route, segment, *target, put, sequences_, ids_.max_batch(), deferred);
   }
 
   // Each route takes only the parameters it names; anything else is a
@@ -353,12 +663,15 @@ HttpResponse HttpHandler::handle(const HttpRequest& request) const {
         // Counted as a single request, as NEXTID is.
         const IdResult one = ids_.next_id();
         if (!one.ok()) {
-          return refusal(one.code, ids_.refusal_message(one.code), true, one.retry_after);
+          return refusal(one.code, ids_.refusal_message(one.code), Refusing::kIssue,
+                         one.retry_after);
         }
         answer.spans.push_back(IdSpan{one.id, 1});
       } else {
         answer = ids_.next_ids(count);
-        if (!answer.ok()) return refusal(answer.code, answer.message, true, answer.retry_after);
+        if (!answer.ok()) {
+          return refusal(answer.code, answer.message, Refusing::kIssue, answer.retry_after);
+        }
       }
 
       std::size_t total = 0;
@@ -388,9 +701,9 @@ HttpResponse HttpHandler::handle(const HttpRequest& request) const {
     }
 
     case Route::kDecode: {
-      const Result<DecodedId> decoded = ids_.decode(id_text);
+      const Result<DecodedId> decoded = ids_.decode(segment);
       if (!decoded.is_ok()) {
-        return refusal(decoded.status().code(), decoded.status().message(), false,
+        return refusal(decoded.status().code(), decoded.status().message(), Refusing::kDecode,
                        Duration::zero());
       }
       const DecodedId& d = decoded.value();
@@ -466,6 +779,10 @@ HttpResponse HttpHandler::handle(const HttpRequest& request) const {
       return r;
     }
 
+    case Route::kSequences:
+    case Route::kSequence:
+    case Route::kSequenceNext:
+    case Route::kSequenceRange:
     case Route::kNone:
       break;
   }

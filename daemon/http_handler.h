@@ -3,8 +3,9 @@
 // HTTP/1.1 framing; this file parses the target (path and query) by hand,
 // which is why it has a fuzzer (http_target_fuzzer.cc).
 //
-// Routes (GET; HEAD is answered as GET without a body; any other method:
-// 405 with Allow: GET, HEAD):
+// Routes (GET; HEAD is answered as GET without a body, except where it would
+// take numbers; any other method: 405 with the route's Allow, GET, HEAD
+// unless said otherwise):
 //   /v1/ids[?count=N]   200 {"ids":["<id>",...]}: ids as decimal strings
 //                       (JavaScript numbers lose precision above 2^53).
 //                       count defaults to 1, 1 <= N <= max_batch.
@@ -18,6 +19,31 @@
 //   /readyz             200 {"status":"ready",...} while the lease is held and
 //                       the clock guard satisfied; else 503 with the reason
 //   /metrics            200 Prometheus text format 0.0.4
+//   /v1/sequences/{name}/next[?count=N]
+//                       200 {"sequence":"orders","numbers":["1001","1002"]}:
+//                       the sequence's next numbers, as decimal strings;
+//                       count defaults to 1, 1 <= N <= max_batch. GET only
+//                       (Allow: GET): a HEAD would burn numbers.
+//   /v1/sequences/{name}/range?size=N
+//                       200 {"sequence":"orders","start":"3001","end":"4001",
+//                       "size":1000}: N numbers taken from the ticket table
+//                       for a client that hands them out itself, start to
+//                       end - 1 (end exclusive). size is required, 1 <= N <=
+//                       max_range. GET only.
+//   /v1/sequences/{name}
+//                       GET: 200 {"sequence":..,"next_value":"..","step":..,
+//                       "created":"<ISO 8601>","updated":"..","buffer":null or
+//                       {"buffered":..,"ranges_fetched":..,"numbers_issued":..,
+//                       "step_in_use":..}}, the buffer while this daemon holds
+//                       one. PUT[?start=N][&step=N]: creates it (start
+//                       default 1, step default 1000): 201 with that JSON and
+//                       Location, 409 ALREADY_EXISTS if it exists. Allow:
+//                       GET, HEAD, PUT.
+//   /v1/sequences       200 {"sequences":["<name>",...]}, in order
+// A sequence name fails validate_sequence_name(): 400. An unknown sequence is
+// never created: 404 NOT_FOUND; a spent one: 409 OUT_OF_RANGE; the ticket
+// table unreachable or a buffer dry past the wait: 503 UNAVAILABLE with
+// Retry-After. With sequences off every sequence route is 404 SEQUENCES_OFF.
 // Errors are JSON, {"error":"<WORD>","message":"...","retryable":bool}, with
 // the status of http_status() (id_service.h): 400 bad input (an unknown or
 // repeated query parameter, a count that is not a number or out of bounds, a
@@ -27,12 +53,19 @@
 // whole seconds, at least 1, when retryable). Every response carries
 // Cache-Control: no-store. Checks run in this order: 414, 400 malformed
 // target, 401, 404, 405, 400 parameters, then the route; so without the
-// token even unknown paths answer 401 and routes cannot be probed.
+// token even unknown paths answer 401 and routes cannot be probed (and the
+// 404 of sequences off comes with the 404 of unknown paths).
 //
 // With a token configured, every route but /healthz and /readyz needs
 // "Authorization: Bearer <token>" (compared in constant time): 401 with
 // WWW-Authenticate: Bearer realm="snowid" otherwise. Probes stay open so that an
 // orchestrator can use them without the secret.
+//
+// Waiting on the ticket table: a sequence request that cannot be answered
+// from memory (/next with the buffer dry or not open yet; every other
+// sequence route) must wait for the database. handle_or_defer() never waits:
+// it gives such a request back as work for the server to run on its pool.
+// handle() runs that work inline.
 //
 // Thread-safe: handle() may run on any number of threads at once.
 #pragma once
@@ -46,6 +79,7 @@
 #include <vector>
 
 #include "id_service.h"
+#include "sequence_service.h"
 
 namespace snowid::daemon {
 
@@ -72,18 +106,32 @@ struct ParsedTarget {
 };
 std::optional<ParsedTarget> parse_target(std::string_view target);
 
+// The answer, or the work that computes it where waiting on the ticket table
+// is allowed. The work owns copies of what it needs from the request.
+struct HttpOutcome {
+  HttpResponse response;                   // when `deferred` is empty
+  std::function<HttpResponse()> deferred;  // to run on the pool
+};
+
 class HttpHandler {
  public:
-  // `metrics` renders /metrics (metrics.h supplies it). `ids` must outlive
-  // the handler.
-  HttpHandler(IdService& ids, std::function<std::string()> metrics, std::string token);
+  // `metrics` renders /metrics (metrics.h supplies it). `ids` and
+  // `sequences` must outlive the handler; `sequences` null: sequences off.
+  HttpHandler(IdService& ids, std::function<std::string()> metrics, std::string token,
+              SequenceService* sequences = nullptr);
 
+  // May wait on the ticket table.
   HttpResponse handle(const HttpRequest& request) const;
+  // Never waits on the ticket table.
+  HttpOutcome handle_or_defer(const HttpRequest& request) const;
 
  private:
+  HttpResponse answer(const HttpRequest& request, std::function<HttpResponse()>& deferred) const;
+
   IdService& ids_;
   std::function<std::string()> metrics_;
   std::string token_;
+  SequenceService* sequences_;
 };
 
 }  // namespace snowid::daemon

@@ -1,6 +1,7 @@
 // parse_target() and HttpHandler::handle() on arbitrary targets and methods,
 // against a real IdService (a leased generator on a simulated clock and the
-// in-memory registry), so every route runs for real.
+// in-memory registry) and a real SequenceService (the in-memory ticket
+// table, with "orders" made beforehand), so every route runs for real.
 //
 // Input: a control byte, then the target.
 //   control bits 0-2: the method (GET, HEAD, POST, PUT, DELETE, OPTIONS,
@@ -14,8 +15,9 @@
 // and comes back unchanged when re-encoded and parsed again; a target made of
 // plain characters always parses. Every response has a status from the
 // contract, Cache-Control: no-store, and (unless it is /metrics) a body of
-// valid JSON in valid UTF-8; 405 carries Allow, 401 WWW-Authenticate, and
-// only 503 may carry Retry-After.
+// valid JSON in valid UTF-8; 405 carries Allow, 401 WWW-Authenticate, only
+// 201 Location, and only 503 may carry Retry-After.
+#include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -24,15 +26,19 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include "fuzz_check.h"
 #include "http_handler.h"
 #include "id_service.h"
 #include "json_test_support.h"
+#include "sequence_service.h"
 #include "snowid/layout.h"
 #include "snowid/leased_generator.h"
 #include "snowid/testing/memory_registry.h"
+#include "snowid/testing/memory_ticket_store.h"
 #include "snowid/testing/simulated_clock.h"
+#include "snowid/ticket_store.h"
 
 namespace {
 
@@ -48,6 +54,37 @@ using snowid::daemon::test_support::valid_utf8;
 constexpr std::string_view kToken = "fuzz-token";
 constexpr std::string_view kMetrics = "# TYPE snowid_up gauge\nsnowid_up 1\n";
 constexpr std::size_t kMaxTargetLength = 8 * 1024;
+// Sequences the fuzzed PUTs may create: each one served gets a buffer and a
+// fetcher thread, so they must not add up without bound.
+constexpr int kMaxSequences = 16;
+
+// The memory table, refusing creates beyond kMaxSequences (kUnavailable,
+// which the routes answer 503 like a table that is down).
+class CappedStore final : public snowid::TicketStore {
+ public:
+  explicit CappedStore(const snowid::Clock& clock) : inner_(clock) {}
+  snowid::Status migrate() override { return inner_.migrate(); }
+  snowid::Status create(std::string_view name, std::int64_t start, std::int64_t step) override {
+    if (created_.load() >= kMaxSequences) {
+      return snowid::Status(snowid::Code::kUnavailable, "the fuzzer's table is full");
+    }
+    snowid::Status s = inner_.create(name, start, step);
+    if (s.is_ok()) created_.fetch_add(1);
+    return s;
+  }
+  snowid::Result<snowid::SequenceRange> take(std::string_view name, std::int64_t size) override {
+    return inner_.take(name, size);
+  }
+  snowid::Result<snowid::SequenceInfo> get(std::string_view name) override {
+    return inner_.get(name);
+  }
+  snowid::Result<std::vector<snowid::SequenceInfo>> list() override { return inner_.list(); }
+  std::string_view kind() const noexcept override { return inner_.kind(); }
+
+ private:
+  snowid::testing::MemoryTicketStore inner_;
+  std::atomic<int> created_{0};
+};
 
 // The service the handlers call, built once and never destroyed (the
 // generator's threads live as long as the process). The clock advances
@@ -58,6 +95,7 @@ struct Fixture {
                                            std::chrono::seconds(5)};
   std::unique_ptr<snowid::LeasedGenerator> generator;
   std::unique_ptr<IdService> service;
+  std::unique_ptr<snowid::daemon::SequenceService> sequences;
   std::unique_ptr<HttpHandler> open;
   std::unique_ptr<HttpHandler> guarded;
 
@@ -71,9 +109,16 @@ struct Fixture {
     FUZZ_CHECK(created.is_ok());
     generator = std::move(created).value();
     service = std::make_unique<IdService>(*generator, clock, 1000);
+    auto table = std::make_unique<CappedStore>(clock);
+    FUZZ_CHECK(table->create("orders", 1, 100).is_ok());
+    snowid::daemon::SequenceServiceOptions so;
+    so.max_range = 1000;
+    sequences =
+        std::make_unique<snowid::daemon::SequenceService>(std::move(table), clock, std::move(so));
     const auto metrics = [] { return std::string(kMetrics); };
-    open = std::make_unique<HttpHandler>(*service, metrics, "");
-    guarded = std::make_unique<HttpHandler>(*service, metrics, std::string(kToken));
+    open = std::make_unique<HttpHandler>(*service, metrics, "", sequences.get());
+    guarded =
+        std::make_unique<HttpHandler>(*service, metrics, std::string(kToken), sequences.get());
   }
 };
 
@@ -156,9 +201,12 @@ std::optional<std::string_view> header(const HttpResponse& r, std::string_view n
 void check_response(const HttpRequest& request, const HttpResponse& r, bool guarded,
                     bool authorized) {
   const unsigned s = r.status;
-  FUZZ_CHECK(s == 200 || s == 400 || s == 401 || s == 404 || s == 405 || s == 414 || s == 503);
+  FUZZ_CHECK(s == 200 || s == 201 || s == 400 || s == 401 || s == 404 || s == 405 || s == 409 ||
+             s == 414 || s == 503);
   FUZZ_CHECK(header(r, "Cache-Control") == "no-store");
   FUZZ_CHECK((s == 405) == header(r, "Allow").has_value());
+  FUZZ_CHECK((s == 201) == header(r, "Location").has_value());
+  if (s == 201) FUZZ_CHECK(request.method == "PUT");
   FUZZ_CHECK((s == 401) == header(r, "WWW-Authenticate").has_value());
   if (header(r, "Retry-After")) FUZZ_CHECK(s == 503);
   if (s == 401) FUZZ_CHECK(guarded && !authorized);
@@ -172,7 +220,7 @@ void check_response(const HttpRequest& request, const HttpResponse& r, bool guar
   FUZZ_CHECK(r.content_type == "application/json");
   FUZZ_CHECK(valid_utf8(r.body));
   FUZZ_CHECK(parse_json(r.body).has_value());
-  if (s != 200 && s != 503) FUZZ_CHECK(r.body.rfind("{\"error\":", 0) == 0);
+  if (s != 200 && s != 201 && s != 503) FUZZ_CHECK(r.body.rfind("{\"error\":", 0) == 0);
 }
 
 }  // namespace

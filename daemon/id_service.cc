@@ -40,19 +40,32 @@ std::atomic<unsigned> next_thread_index{0};
 
 }  // namespace
 
-std::string_view error_word(Code code) noexcept {
-  if (code == Code::kFailedPrecondition) return "SHUTTING_DOWN";
+std::string_view error_word(Code code, Refusing what) noexcept {
+  // For ids the only precondition is that the daemon is not stopping.
+  if (code == Code::kFailedPrecondition && what != Refusing::kSequence) return "SHUTTING_DOWN";
   return code_name(code);
 }
 
-unsigned http_status(Code code, bool issuing) noexcept {
+unsigned http_status(Code code, Refusing what) noexcept {
   switch (code) {
     case Code::kOk:
       return 200;
     case Code::kInvalidArgument:
       return 400;
+    case Code::kNotFound:
+      return 404;
+    case Code::kAlreadyExists:
+      return 409;
     case Code::kOutOfRange:
-      return issuing ? 503 : 400;
+      switch (what) {
+        case Refusing::kIssue:
+          return 503;
+        case Refusing::kDecode:
+          return 400;
+        case Refusing::kSequence:
+          return 409;
+      }
+      return 500;
     case Code::kSequenceExhausted:
     case Code::kClockBehind:
     case Code::kUnavailable:

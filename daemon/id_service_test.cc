@@ -222,15 +222,33 @@ TEST(IdServiceTest, ErrorWordsAndHttpStatusesSayWhetherToRetry) {
   EXPECT_EQ(error_word(Code::kLeaseLost), "LEASE_LOST");
   EXPECT_EQ(error_word(Code::kInvalidArgument), "INVALID_ARGUMENT");
   EXPECT_EQ(error_word(Code::kFailedPrecondition), "SHUTTING_DOWN");
-  EXPECT_EQ(http_status(Code::kInvalidArgument, true), 400u);
-  EXPECT_EQ(http_status(Code::kOutOfRange, false), 400u);
-  EXPECT_EQ(http_status(Code::kOutOfRange, true), 503u);
+  EXPECT_EQ(http_status(Code::kInvalidArgument, Refusing::kIssue), 400u);
+  EXPECT_EQ(http_status(Code::kOutOfRange, Refusing::kDecode), 400u);
+  EXPECT_EQ(http_status(Code::kOutOfRange, Refusing::kIssue), 503u);
   for (Code c :
        {Code::kSequenceExhausted, Code::kClockBehind, Code::kUnavailable, Code::kLeaseUncertain,
         Code::kClockMovedBack, Code::kUnhealthy, Code::kLeaseLost, Code::kFailedPrecondition}) {
-    EXPECT_EQ(http_status(c, true), 503u) << code_name(c);
+    EXPECT_EQ(http_status(c, Refusing::kIssue), 503u) << code_name(c);
   }
-  EXPECT_EQ(http_status(Code::kDataLoss, true), 500u);
+  EXPECT_EQ(http_status(Code::kDataLoss, Refusing::kIssue), 500u);
+}
+
+TEST(IdServiceTest, SequenceRefusalsHaveTheirOwnStatusesAndWords) {
+  EXPECT_EQ(error_word(Code::kNotFound, Refusing::kSequence), "NOT_FOUND");
+  EXPECT_EQ(error_word(Code::kAlreadyExists, Refusing::kSequence), "ALREADY_EXISTS");
+  EXPECT_EQ(error_word(Code::kUnavailable, Refusing::kSequence), "UNAVAILABLE");
+  EXPECT_EQ(error_word(Code::kOutOfRange, Refusing::kSequence), "OUT_OF_RANGE");
+  EXPECT_EQ(error_word(Code::kInvalidArgument, Refusing::kSequence), "INVALID_ARGUMENT");
+  // A schema the daemon does not know is not a shutdown.
+  EXPECT_EQ(error_word(Code::kFailedPrecondition, Refusing::kSequence), "FAILED_PRECONDITION");
+  EXPECT_EQ(error_word(Code::kFailedPrecondition, Refusing::kDecode), "SHUTTING_DOWN");
+  EXPECT_EQ(http_status(Code::kNotFound, Refusing::kSequence), 404u);
+  EXPECT_EQ(http_status(Code::kAlreadyExists, Refusing::kSequence), 409u);
+  EXPECT_EQ(http_status(Code::kOutOfRange, Refusing::kSequence), 409u);
+  EXPECT_EQ(http_status(Code::kUnavailable, Refusing::kSequence), 503u);
+  EXPECT_EQ(http_status(Code::kInvalidArgument, Refusing::kSequence), 400u);
+  EXPECT_EQ(http_status(Code::kFailedPrecondition, Refusing::kSequence), 503u);
+  EXPECT_EQ(http_status(Code::kDataLoss, Refusing::kSequence), 500u);
 }
 
 TEST(IdServiceTest, ConcurrentSingleAndBatchCallersNeverShareAnId) {

@@ -1,8 +1,10 @@
 // snowidd: one leased worker id, served over the Redis protocol (a Unix
-// socket, optionally TCP) and HTTP/JSON. See docs/daemon.md.
+// socket, optionally TCP) and HTTP/JSON, and the named sequences of a ticket
+// table. See docs/daemon.md.
 //
-// The process: resolve the settings (exit 2 if they are wrong), lease a
-// worker id, bind the listeners, then wait for signals on the main thread.
+// The process: resolve the settings (exit 2 if they are wrong), open the
+// ticket table, lease a worker id, bind the listeners, then wait for signals
+// on the main thread.
 // SIGTERM/SIGINT: stop accepting, finish what is in flight, release the lease
 // (recording the fence), exit 0. SIGHUP: reload the runtime settings.
 //
@@ -30,10 +32,17 @@
 #include "log.h"
 #include "metrics.h"
 #include "registry_setup.h"
+#include "sequence_service.h"
 #include "server.h"
 #include "settings.h"
 #include "snowid/leased_generator.h"
+#include "snowid/sequence_buffer.h"
+#include "snowid/ticket_store.h"
 #include "snowid/time.h"
+
+#if SNOWID_DAEMON_SEQUENCE_STORES
+#include "ticket_store_url.h"
+#endif
 
 #ifndef SNOWID_VERSION
 #define SNOWID_VERSION "unknown"
@@ -105,15 +114,42 @@ std::string fixed_differences(const Settings& a, const Settings& b) {
 #field, [](const Settings& x, const Settings& y) { return x.field == y.field; } \
   }
   static const Same kSame[] = {
-      SNOWID_SAME(socket),         SNOWID_SAME(http),         SNOWID_SAME(tcp),
-      SNOWID_SAME(etcd),           SNOWID_SAME(region),       SNOWID_SAME(host),
-      SNOWID_SAME(state_dir),      SNOWID_SAME(socket_mode),  SNOWID_SAME(threads),
-      SNOWID_SAME(log_json),       SNOWID_SAME(http_token),   SNOWID_SAME(lease_ttl),
-      SNOWID_SAME(lease_renew),    SNOWID_SAME(lease_stop),   SNOWID_SAME(quarantine),
-      SNOWID_SAME(max_clock_skew), SNOWID_SAME(max_backward), SNOWID_SAME(etcd_prefix),
-      SNOWID_SAME(etcd_cluster),   SNOWID_SAME(etcd_ca),      SNOWID_SAME(etcd_cert),
-      SNOWID_SAME(etcd_key),       SNOWID_SAME(etcd_user),    SNOWID_SAME(etcd_password),
+      SNOWID_SAME(socket),
+      SNOWID_SAME(http),
+      SNOWID_SAME(tcp),
+      SNOWID_SAME(etcd),
+      SNOWID_SAME(region),
+      SNOWID_SAME(host),
+      SNOWID_SAME(state_dir),
+      SNOWID_SAME(socket_mode),
+      SNOWID_SAME(threads),
+      SNOWID_SAME(log_json),
+      SNOWID_SAME(http_token),
+      SNOWID_SAME(lease_ttl),
+      SNOWID_SAME(lease_renew),
+      SNOWID_SAME(lease_stop),
+      SNOWID_SAME(quarantine),
+      SNOWID_SAME(max_clock_skew),
+      SNOWID_SAME(max_backward),
+      SNOWID_SAME(etcd_prefix),
+      SNOWID_SAME(etcd_cluster),
+      SNOWID_SAME(etcd_ca),
+      SNOWID_SAME(etcd_cert),
+      SNOWID_SAME(etcd_key),
+      SNOWID_SAME(etcd_user),
+      SNOWID_SAME(etcd_password),
       SNOWID_SAME(layout),
+      SNOWID_SAME(sequences),
+      SNOWID_SAME(sequence_refill),
+      SNOWID_SAME(sequence_wait_timeout),
+      SNOWID_SAME(sequence_step),
+      SNOWID_SAME(sequence_adaptive),
+      SNOWID_SAME(sequence_min_step),
+      SNOWID_SAME(sequence_max_step),
+      SNOWID_SAME(sequence_range_life),
+      SNOWID_SAME(sequence_store_timeout),
+      SNOWID_SAME(max_range),
+      SNOWID_SAME(sequence_threads),
   };
 #undef SNOWID_SAME
   std::string out;
@@ -164,6 +200,63 @@ void reload(Running& r) {
                {{"settings", ignored}, {"reason", "not runtime settings: restart to apply"}});
   }
 }
+
+// The buffers' options from the settings.
+SequenceBufferOptions buffer_options(const Settings& s) {
+  SequenceBufferOptions o;
+  o.step = s.sequence_step;
+  o.refill_at = static_cast<double>(s.sequence_refill) / 100.0;
+  o.wait_timeout = s.sequence_wait_timeout;
+  o.adaptive = s.sequence_adaptive;
+  o.min_step = s.sequence_min_step;
+  o.max_step = s.sequence_max_step;
+  o.target_range_life = s.sequence_range_life;
+  return o;
+}
+
+#if SNOWID_DAEMON_SEQUENCE_STORES
+// The ticket table the settings name: null for "off". A malformed URL is a
+// configuration mistake (kInvalidArgument); an SQLite file that cannot be
+// opened or migrated fails the start. PostgreSQL is not reached yet: it is
+// connected on first use, so that a database down at start only makes the
+// sequences answer UNAVAILABLE until it is back.
+Result<std::unique_ptr<TicketStore>> open_sequences(const Settings& s, const Clock& clock,
+                                                    Logger& log) {
+  if (s.sequences == "off") {
+    log.info("sequence store", {{"kind", "off"}});
+    return std::unique_ptr<TicketStore>();
+  }
+  const std::string shown = sequences::redact_ticket_store_url(s.sequences);
+  const Result<std::string_view> kind = sequences::ticket_store_kind(s.sequences);
+  if (!kind.is_ok()) {
+    return Status(Code::kInvalidArgument, "sequences: " + kind.status().message());
+  }
+  sequences::TicketStoreOpenOptions o;
+  o.timeout = s.sequence_store_timeout;
+  // One connection for each pool thread that may wait on it.
+  o.connections = s.sequence_threads;
+  Result<std::unique_ptr<TicketStore>> store = sequences::open_ticket_store(s.sequences, clock, o);
+  if (!store.is_ok()) {
+    return Status(store.status().code(),
+                  "sequences: cannot open " + shown + ": " + store.status().message());
+  }
+  const bool postgres = kind.value() == "postgresql";
+  log.info(
+      "sequence store",
+      {{"kind", kind.value()}, {"url", shown}, {"connected", postgres ? "on first use" : "yes"}});
+  return store;
+}
+#else
+Result<std::unique_ptr<TicketStore>> open_sequences(const Settings& s, const Clock&, Logger& log) {
+  if (s.sequences != "off") {
+    return Status(Code::kInvalidArgument,
+                  "sequences: this snowidd was built without the sequence stores; set "
+                  "sequences = off");
+  }
+  log.info("sequence store", {{"kind", "off"}});
+  return std::unique_ptr<TicketStore>();
+}
+#endif
 
 // The error text of a start or close failure; a fence that could not be
 // read or written is named, as the generator reports only kUnavailable.
@@ -235,6 +328,29 @@ int run(int argc, char** argv) {
     return setup.status().code() == Code::kUnavailable ? kExitFailure : kExitUsage;
   }
 
+  const SequenceBufferOptions buffering = buffer_options(settings);
+  if (const Status valid = validate(buffering); !valid.is_ok()) {
+    log.error("start failed", {{"code", code_name(valid.code())}, {"error", valid.message()}});
+    return kExitUsage;
+  }
+  Result<std::unique_ptr<TicketStore>> store = open_sequences(settings, clock, log);
+  if (!store.is_ok()) {
+    log.error("start failed",
+              {{"code", code_name(store.status().code())}, {"error", store.status().message()}});
+    return store.status().code() == Code::kInvalidArgument ? kExitUsage : kExitFailure;
+  }
+  SequenceServiceOptions sequence_options;
+  sequence_options.buffer = buffering;
+  sequence_options.max_range = settings.max_range;
+  if (settings.sequences != "off") {
+#if SNOWID_DAEMON_SEQUENCE_STORES
+    sequence_options.store_description = sequences::redact_ticket_store_url(settings.sequences);
+#endif
+  }
+  // Declared before the server, so that it outlives it: the buffers go after
+  // the listeners have drained.
+  SequenceService sequence_service(std::move(store).value(), clock, std::move(sequence_options));
+
   std::atomic<IdService*> service_for_events{nullptr};
   LeasedGeneratorOptions options = setup->options;
   options.lease.holder = common::this_holder(clock.wall_now());
@@ -267,8 +383,11 @@ int run(int argc, char** argv) {
   service_for_events.store(&service, std::memory_order_release);
   ServerCounters counters;
   const HttpHandler handler(
-      service, [&service, &counters] { return render_metrics(service.snapshot(), counters); },
-      settings.http_token);
+      service,
+      [&service, &counters, &sequence_service] {
+        return render_metrics(service.snapshot(), counters, sequence_service.snapshot());
+      },
+      settings.http_token, &sequence_service);
 
   ServerOptions so;
   so.socket = settings.socket;
@@ -280,6 +399,8 @@ int run(int argc, char** argv) {
   so.http = settings.http;
   so.threads = settings.threads;
   so.token = settings.http_token;
+  so.sequences = &sequence_service;
+  so.sequence_threads = settings.sequence_threads;
   Result<std::unique_ptr<Server>> started =
       Server::start(std::move(so), service, handler, counters, log);
   if (!started.is_ok()) {
@@ -335,6 +456,8 @@ int run(int argc, char** argv) {
                                {"error", failure_text(closed, setup->fences.get())}});
   }
   server.reset();
+  // What the buffers still hold is lost: gaps, never repeats.
+  sequence_service.close();
   log.info("stopped");
   return closed.is_ok() ? 0 : kExitFailure;
 }

@@ -19,10 +19,10 @@ namespace {
 // Every Code a request can be refused with: all but kOk. Keep in step with
 // snowid/status.h (metrics_test checks it against code_name()).
 constexpr Code kRefusalCodes[] = {
-    Code::kSequenceExhausted,  Code::kClockBehind, Code::kUnavailable, Code::kLeaseUncertain,
-    Code::kClockMovedBack,     Code::kUnhealthy,   Code::kOutOfRange,  Code::kInvalidArgument,
-    Code::kFailedPrecondition, Code::kDataLoss,    Code::kNotFound,    Code::kLeaseLost,
-    Code::kResourceExhausted,
+    Code::kSequenceExhausted,  Code::kClockBehind,   Code::kUnavailable, Code::kLeaseUncertain,
+    Code::kClockMovedBack,     Code::kUnhealthy,     Code::kOutOfRange,  Code::kInvalidArgument,
+    Code::kFailedPrecondition, Code::kDataLoss,      Code::kNotFound,    Code::kLeaseLost,
+    Code::kResourceExhausted,  Code::kAlreadyExists,
 };
 
 constexpr LeaseState kLeaseStates[] = {LeaseState::kHeld, LeaseState::kUncertain, LeaseState::kLost,
@@ -146,6 +146,73 @@ T load(const std::atomic<T>& a) noexcept {
   return a.load(std::memory_order_relaxed);
 }
 
+// A bucket's upper bound in seconds, in the shortest form that reads back
+// exactly: 2.5 ms -> "0.0025".
+std::string bound_seconds(double ms) {
+  char buf[32];
+  const auto r = std::to_chars(buf, buf + sizeof buf, ms / 1000.0);
+  return std::string(buf, r.ptr);
+}
+
+// The snowid_sequence_* families. The per-sequence ones have a series for
+// each sequence this daemon has served (bounded by the ticket table's rows:
+// see sequence_service.h), none before the first; the names are validated
+// words, escaped anyway like every label value.
+void render_sequences(Exposition& e, const SequencesSnapshot& q) {
+  e.family("snowid_sequence_store_info", "gauge",
+           "The ticket table the named sequences use (kind: sqlite, postgresql, or off).");
+  e.sample("snowid_sequence_store_info", {{"kind", q.store_kind}}, "1");
+
+  const auto per_sequence = [&](std::string_view name, std::string_view type, std::string_view help,
+                                auto value) {
+    e.family(name, type, help);
+    for (const SequenceCounters& c : q.sequences) {
+      e.sample(name, {{"sequence", c.name}}, number(value(c)));
+    }
+  };
+  per_sequence("snowid_sequence_numbers_issued_total", "counter",
+               "Numbers handed out from the sequence's buffer (NEXTSEQ, /next).",
+               [](const SequenceCounters& c) { return c.numbers_issued; });
+  per_sequence("snowid_sequence_numbers_lost_total", "counter",
+               "Numbers taken from the ticket table and never handed out (gaps).",
+               [](const SequenceCounters& c) { return c.numbers_lost; });
+  per_sequence("snowid_sequence_ranges_fetched_total", "counter",
+               "Ranges the sequence's buffer took from the ticket table.",
+               [](const SequenceCounters& c) { return c.ranges_fetched; });
+  per_sequence("snowid_sequence_ranges_served_total", "counter",
+               "Ranges handed to clients that buffer themselves (SEQRANGE, /range).",
+               [](const SequenceCounters& c) { return c.ranges_served; });
+  per_sequence("snowid_sequence_buffered", "gauge", "Numbers of the sequence held in memory now.",
+               [](const SequenceCounters& c) { return c.buffered; });
+
+  e.single("snowid_sequence_store_calls_total", "counter",
+           "Round trips to the ticket table, failed ones included.", number(q.store_calls));
+  e.single("snowid_sequence_store_failures_total", "counter",
+           "Round trips to the ticket table that failed.", number(q.store_failures));
+
+  constexpr std::string_view kLatency = "snowid_sequence_store_latency_seconds";
+  e.family(kLatency, "histogram", "Latency of round trips to the ticket table.");
+  std::uint64_t cumulative = 0;
+  for (std::size_t i = 0; i < kStoreLatencyBoundsMs.size(); ++i) {
+    cumulative += q.store_latency[i];
+    e.sample("snowid_sequence_store_latency_seconds_bucket",
+             {{"le", bound_seconds(kStoreLatencyBoundsMs[i])}}, number(cumulative));
+  }
+  cumulative += q.store_latency.back();
+  e.sample("snowid_sequence_store_latency_seconds_bucket", {{"le", "+Inf"}}, number(cumulative));
+  e.sample("snowid_sequence_store_latency_seconds_sum", {}, seconds(q.store_latency_total));
+  e.sample("snowid_sequence_store_latency_seconds_count", {}, number(cumulative));
+
+  e.single("snowid_sequence_buffer_waits_total", "counter",
+           "Requests that found a sequence's buffers dry and waited for the ticket table.",
+           number(q.buffer_waits));
+  e.single("snowid_sequence_buffer_wait_timeouts_total", "counter",
+           "Waits for a dry buffer that gave up (answered UNAVAILABLE).",
+           number(q.buffer_wait_timeouts));
+  e.single("snowid_sequence_buffer_wait_seconds_total", "counter",
+           "Time requests spent waiting for dry buffers.", seconds(q.buffer_wait_time));
+}
+
 }  // namespace
 
 std::string_view transport_name(Transport t) noexcept {
@@ -160,7 +227,8 @@ std::string_view transport_name(Transport t) noexcept {
   return "unknown";
 }
 
-std::string render_metrics(const ServiceSnapshot& service, const ServerCounters& server) {
+std::string render_metrics(const ServiceSnapshot& service, const ServerCounters& server,
+                           const SequencesSnapshot& sequences) {
   const ServiceCounters& c = service.counters;
   const GeneratorStats& g = service.generator;
   Exposition e;
@@ -279,6 +347,7 @@ std::string render_metrics(const ServiceSnapshot& service, const ServerCounters&
   e.single("snowid_max_batch", "gauge", "The most ids one request may ask for.",
            number(service.max_batch));
 
+  render_sequences(e, sequences);
   return std::move(e).take();
 }
 

@@ -14,7 +14,19 @@
 //   snowid_fence_writes_total, snowid_fence_write_failures_total,
 //   snowid_connections_total{transport}, snowid_connections_open{transport},
 //   snowid_protocol_errors_total{transport}, snowid_http_requests_total{code},
-//   snowid_uptime_seconds, snowid_max_batch.
+//   snowid_uptime_seconds, snowid_max_batch; the named sequences':
+//   snowid_sequence_store_info{kind} 1,
+//   snowid_sequence_numbers_issued_total{sequence},
+//   snowid_sequence_numbers_lost_total{sequence},
+//   snowid_sequence_ranges_fetched_total{sequence},
+//   snowid_sequence_ranges_served_total{sequence},
+//   snowid_sequence_buffered{sequence} (a series per sequence served since
+//   the start), snowid_sequence_store_calls_total,
+//   snowid_sequence_store_failures_total,
+//   snowid_sequence_store_latency_seconds (histogram, buckets 1 ms to 2.5 s),
+//   snowid_sequence_buffer_waits_total,
+//   snowid_sequence_buffer_wait_timeouts_total,
+//   snowid_sequence_buffer_wait_seconds_total.
 #pragma once
 
 #include <array>
@@ -23,6 +35,7 @@
 #include <string>
 
 #include "id_service.h"
+#include "sequence_service.h"
 
 namespace snowid::daemon {
 
@@ -41,6 +54,7 @@ struct ServerCounters {
   std::atomic<std::uint64_t> http_5xx{0};
 };
 
-std::string render_metrics(const ServiceSnapshot& service, const ServerCounters& server);
+std::string render_metrics(const ServiceSnapshot& service, const ServerCounters& server,
+                           const SequencesSnapshot& sequences = {});
 
 }  // namespace snowid::daemon

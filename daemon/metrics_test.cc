@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
@@ -12,8 +13,10 @@
 #include <utility>
 #include <vector>
 
+#include "sequence_service.h"
 #include "snowid/layout.h"
 #include "snowid/lease_keeper.h"
+#include "snowid/sequence_buffer.h"
 #include "snowid/status.h"
 
 namespace snowid::daemon {
@@ -24,6 +27,7 @@ using Labels = std::map<std::string, std::string>;
 struct Sample {
   Labels labels;
   double value = 0;
+  std::string suffix;  // a histogram's: "_bucket", "_sum" or "_count"
 };
 
 struct Family {
@@ -39,12 +43,14 @@ struct Exposition {
   std::map<std::string, Family> families;
   std::string error;  // empty when the text is valid
 
-  // The value of the one sample of `name` with exactly `labels`.
-  std::optional<double> value(const std::string& name, const Labels& labels = {}) const {
+  // The value of the one sample of `name` with exactly `labels` (`suffix`:
+  // of a histogram, which of its samples).
+  std::optional<double> value(const std::string& name, const Labels& labels = {},
+                              const std::string& suffix = "") const {
     const auto f = families.find(name);
     if (f == families.end()) return std::nullopt;
     for (const Sample& s : f->second.samples) {
-      if (s.labels == labels) return s.value;
+      if (s.labels == labels && s.suffix == suffix) return s.value;
     }
     return std::nullopt;
   }
@@ -80,8 +86,9 @@ std::optional<double> parse_value(const std::string& s) {
 // is: every line is a comment, blank, or `name{labels} value [timestamp]`;
 // HELP and TYPE come at most once per family and before its samples; the
 // samples of a family are together; label values use only the escapes \\,
-// \" and \n; no series appears twice. For the counters and gauges used here
-// a sample's name is its family's name.
+// \" and \n; no series appears twice. A counter's or gauge's sample has its
+// family's name; a histogram's has the family's name and _bucket (with an le
+// label), _sum or _count.
 Exposition parse_exposition(std::string_view text) {
   Exposition out;
   auto fail = [&](std::string why, std::string_view line) {
@@ -139,11 +146,28 @@ Exposition parse_exposition(std::string_view text) {
 
     std::size_t i = 0;
     while (i < line.size() && line[i] != '{' && line[i] != ' ') ++i;
-    const std::string name(line.substr(0, i));
-    if (!is_metric_name(name)) return fail("bad metric name", line);
-    const auto fam = out.families.find(name);
+    const std::string sample_name(line.substr(0, i));
+    if (!is_metric_name(sample_name)) return fail("bad metric name", line);
+    std::string name = sample_name;
+    auto fam = out.families.find(name);
+    std::string suffix;
+    if (fam == out.families.end()) {
+      for (const char* s : {"_bucket", "_sum", "_count"}) {
+        if (sample_name.ends_with(s)) {
+          name = sample_name.substr(0, sample_name.size() - std::string_view(s).size());
+          suffix = s;
+        }
+      }
+      fam = out.families.find(name);
+      if (fam != out.families.end() && fam->second.type != "histogram") {
+        return fail("suffixed sample of a family that is not a histogram", line);
+      }
+    }
     if (fam == out.families.end() || fam->second.type.empty()) {
       return fail("sample of an undeclared family", line);
+    }
+    if (fam->second.type == "histogram" && suffix.empty()) {
+      return fail("histogram sample without _bucket, _sum or _count", line);
     }
     if (name != current) {
       if (finished.count(name)) return fail("family's samples are split", line);
@@ -200,8 +224,12 @@ Exposition parse_exposition(std::string_view text) {
     const std::optional<double> value = parse_value(value_text);
     if (!value) return fail("bad value", line);
     if (fam->second.type == "counter" && !(*value >= 0)) return fail("negative counter", line);
+    if ((suffix == "_bucket") != (sample.labels.count("le") == 1)) {
+      return fail("le on a sample that is not a bucket, or a bucket without it", line);
+    }
     sample.value = *value;
-    std::string key = name;
+    sample.suffix = suffix;
+    std::string key = sample_name;
     for (const auto& [k, v] : sample.labels) key += "\x01" + k + "\x02" + v;
     if (!series.insert(key).second) return fail("repeated series", line);
     fam->second.samples.push_back(std::move(sample));
@@ -276,8 +304,40 @@ void populate(ServerCounters& c) {
   c.http_5xx = 26;
 }
 
-Exposition render_and_parse(const ServiceSnapshot& s, const ServerCounters& c) {
-  const std::string text = render_metrics(s, c);
+// Two sequences with every counter different, and the store's figures.
+SequencesSnapshot populated_sequences() {
+  SequencesSnapshot q;
+  q.enabled = true;
+  q.store_kind = "sqlite";
+  q.store = "sqlite:/var/lib/snowid/sequences.db";
+  q.buffers = 1;
+  SequenceCounters orders;
+  orders.name = "orders";
+  orders.numbers_issued = 31;
+  orders.numbers_lost = 32;
+  orders.ranges_fetched = 33;
+  orders.ranges_served = 34;
+  orders.buffered = 35;
+  orders.has_buffer = true;
+  SequenceCounters invoices;
+  invoices.name = "in.voi-ces_2";
+  invoices.ranges_served = 36;
+  q.sequences = {invoices, orders};
+  q.store_calls = 40;
+  q.store_failures = 4;
+  q.store_latency[0] = 10;      // <= 1 ms
+  q.store_latency[3] = 20;      // <= 10 ms
+  q.store_latency.back() = 10;  // > 2.5 s
+  q.store_latency_total = std::chrono::milliseconds(30250);
+  q.buffer_waits = 41;
+  q.buffer_wait_timeouts = 42;
+  q.buffer_wait_time = std::chrono::milliseconds(1500);
+  return q;
+}
+
+Exposition render_and_parse(const ServiceSnapshot& s, const ServerCounters& c,
+                            const SequencesSnapshot& q = {}) {
+  const std::string text = render_metrics(s, c, q);
   Exposition e = parse_exposition(text);
   EXPECT_EQ(e.error, "") << text;
   return e;
@@ -291,7 +351,7 @@ TEST(Metrics, TransportNames) {
 
 TEST(Metrics, ExactlyTheDocumentedFamiliesWithTheirTypes) {
   ServerCounters server;
-  const Exposition e = render_and_parse(populated_snapshot(), server);
+  const Exposition e = render_and_parse(populated_snapshot(), server, populated_sequences());
   const std::vector<std::pair<std::string, std::string>> want = {
       {"snowid_ids_issued_total", "counter"},
       {"snowid_ids_dropped_total", "counter"},
@@ -318,6 +378,18 @@ TEST(Metrics, ExactlyTheDocumentedFamiliesWithTheirTypes) {
       {"snowid_http_requests_total", "counter"},
       {"snowid_uptime_seconds", "gauge"},
       {"snowid_max_batch", "gauge"},
+      {"snowid_sequence_store_info", "gauge"},
+      {"snowid_sequence_numbers_issued_total", "counter"},
+      {"snowid_sequence_numbers_lost_total", "counter"},
+      {"snowid_sequence_ranges_fetched_total", "counter"},
+      {"snowid_sequence_ranges_served_total", "counter"},
+      {"snowid_sequence_buffered", "gauge"},
+      {"snowid_sequence_store_calls_total", "counter"},
+      {"snowid_sequence_store_failures_total", "counter"},
+      {"snowid_sequence_store_latency_seconds", "histogram"},
+      {"snowid_sequence_buffer_waits_total", "counter"},
+      {"snowid_sequence_buffer_wait_timeouts_total", "counter"},
+      {"snowid_sequence_buffer_wait_seconds_total", "counter"},
   };
   std::vector<std::pair<std::string, std::string>> got;
   for (const std::string& name : e.order) got.emplace_back(name, e.families.at(name).type);
@@ -327,6 +399,58 @@ TEST(Metrics, ExactlyTheDocumentedFamiliesWithTheirTypes) {
     EXPECT_FALSE(f.samples.empty()) << name;
     EXPECT_EQ(f.type == "counter", name.ends_with("_total")) << name;
   }
+}
+
+TEST(Metrics, SequenceCountersAreShownPerSequence) {
+  ServerCounters server;
+  const Exposition e = render_and_parse(populated_snapshot(), server, populated_sequences());
+  const Labels orders = {{"sequence", "orders"}};
+  const Labels invoices = {{"sequence", "in.voi-ces_2"}};
+  EXPECT_EQ(e.value("snowid_sequence_store_info", {{"kind", "sqlite"}}), 1.0);
+  EXPECT_EQ(e.value("snowid_sequence_numbers_issued_total", orders), 31.0);
+  EXPECT_EQ(e.value("snowid_sequence_numbers_lost_total", orders), 32.0);
+  EXPECT_EQ(e.value("snowid_sequence_ranges_fetched_total", orders), 33.0);
+  EXPECT_EQ(e.value("snowid_sequence_ranges_served_total", orders), 34.0);
+  EXPECT_EQ(e.value("snowid_sequence_buffered", orders), 35.0);
+  EXPECT_EQ(e.value("snowid_sequence_ranges_served_total", invoices), 36.0);
+  EXPECT_EQ(e.value("snowid_sequence_numbers_issued_total", invoices), 0.0);
+  EXPECT_EQ(e.families.at("snowid_sequence_buffered").samples.size(), 2u);
+  EXPECT_EQ(e.value("snowid_sequence_store_calls_total"), 40.0);
+  EXPECT_EQ(e.value("snowid_sequence_store_failures_total"), 4.0);
+  EXPECT_EQ(e.value("snowid_sequence_buffer_waits_total"), 41.0);
+  EXPECT_EQ(e.value("snowid_sequence_buffer_wait_timeouts_total"), 42.0);
+  EXPECT_EQ(e.value("snowid_sequence_buffer_wait_seconds_total"), 1.5);
+}
+
+TEST(Metrics, StoreLatencyIsACumulativeHistogramInSeconds) {
+  ServerCounters server;
+  const std::string text = render_metrics(populated_snapshot(), server, populated_sequences());
+  const Exposition e = parse_exposition(text);
+  ASSERT_EQ(e.error, "") << text;
+  const std::string name = "snowid_sequence_store_latency_seconds";
+  const std::vector<std::pair<std::string, double>> want = {
+      {"0.001", 10}, {"0.0025", 10}, {"0.005", 10}, {"0.01", 30}, {"0.025", 30}, {"0.05", 30},
+      {"0.1", 30},   {"0.25", 30},   {"0.5", 30},   {"1", 30},    {"2.5", 30},   {"+Inf", 40}};
+  std::vector<std::pair<std::string, double>> got;
+  for (const Sample& s : e.families.at(name).samples) {
+    if (s.suffix == "_bucket") got.emplace_back(s.labels.at("le"), s.value);
+  }
+  EXPECT_EQ(got, want);
+  EXPECT_EQ(e.value(name, {}, "_count"), 40.0);
+  EXPECT_EQ(e.value(name, {}, "_sum"), 30.25);
+  EXPECT_NE(text.find("\nsnowid_sequence_store_latency_seconds_bucket{le=\"+Inf\"} 40\n"),
+            std::string::npos)
+      << text;
+}
+
+TEST(Metrics, WithoutSequencesTheirFamiliesAreDeclaredWithoutSeriesPerSequence) {
+  ServerCounters server;
+  const Exposition e = render_and_parse(populated_snapshot(), server);
+  EXPECT_EQ(e.value("snowid_sequence_store_info", {{"kind", "off"}}), 1.0);
+  EXPECT_TRUE(e.families.at("snowid_sequence_numbers_issued_total").samples.empty());
+  EXPECT_TRUE(e.families.at("snowid_sequence_buffered").samples.empty());
+  EXPECT_EQ(e.value("snowid_sequence_store_calls_total"), 0.0);
+  EXPECT_EQ(e.value("snowid_sequence_store_latency_seconds", {}, "_count"), 0.0);
 }
 
 TEST(Metrics, CountersShowTheirValues) {
@@ -474,11 +598,22 @@ TEST(Metrics, LabelValuesAreEscaped) {
             1.0);
 }
 
+TEST(Metrics, SequenceLabelValuesAreEscapedToo) {
+  SequencesSnapshot q = populated_sequences();
+  q.sequences[0].name = "q\"\\\n";  // never a valid sequence name; escaped anyway
+  ServerCounters server;
+  const std::string text = render_metrics(populated_snapshot(), server, q);
+  EXPECT_NE(text.find("sequence=\"q\\\"\\\\\\n\""), std::string::npos) << text;
+  const Exposition e = parse_exposition(text);
+  ASSERT_EQ(e.error, "") << text;
+  EXPECT_EQ(e.value("snowid_sequence_ranges_served_total", {{"sequence", "q\"\\\n"}}), 36.0);
+}
+
 TEST(Metrics, AnEmptySnapshotIsStillComplete) {
   const ServiceSnapshot s{};
   ServerCounters server;
   const Exposition e = render_and_parse(s, server);
-  EXPECT_EQ(e.families.size(), 25u);
+  EXPECT_EQ(e.families.size(), 37u);
   EXPECT_EQ(e.value("snowid_ids_issued_total"), 0.0);
   EXPECT_EQ(e.value("snowid_lease_state", {{"state", "held"}}), 1.0);
   EXPECT_EQ(e.value("snowid_uptime_seconds"), 0.0);

@@ -9,10 +9,12 @@
 #include <limits>
 #include <span>
 #include <utility>
+#include <vector>
 
 #include "snowid/layout.h"
 #include "snowid/lease_keeper.h"
 #include "snowid/status.h"
+#include "snowid/ticket_store.h"
 #include "snowid/time.h"
 
 #ifndef SNOWID_VERSION
@@ -134,9 +136,10 @@ void unknown_command(RespWriter& w, const RespCommand& command) {
 
 // -<WORD> <message>[; retry after <n>ms], the hint rounded up to whole
 // milliseconds and at least 1, for retryable codes only.
-void refusal(RespWriter& w, Code code, Duration retry_after, std::string_view message) {
+void refusal(RespWriter& w, Code code, Duration retry_after, std::string_view message,
+             Refusing what = Refusing::kIssue) {
   if (!is_retryable(code)) {
-    w.error(error_word(code), message);
+    w.error(error_word(code, what), message);
     return;
   }
   const auto ms =
@@ -145,7 +148,7 @@ void refusal(RespWriter& w, Code code, Duration retry_after, std::string_view me
   text += "; retry after ";
   text += std::to_string(ms);
   text += "ms";
-  w.error(error_word(code), text);
+  w.error(error_word(code, what), text);
 }
 
 // The reply to NEXTIDS: one array of every id of the spans, in order.
@@ -157,6 +160,52 @@ void write_spans(RespWriter& w, std::span<const IdSpan> spans) {
   for (const IdSpan& s : spans) {
     for (std::uint32_t i = 0; i < s.count; ++i) w.unsigned_integer(s.first + i);
   }
+}
+
+// --- Sequences ---------------------------------------------------------------
+
+// A refusal of a sequence call; an unknown name says how to create it.
+void sequence_refusal(RespWriter& w, const Status& s) {
+  if (s.code() == Code::kNotFound) {
+    return refusal(w, s.code(), kSequenceRetryAfter, s.message() + " (create it with SEQCREATE)",
+                   Refusing::kSequence);
+  }
+  refusal(w, s.code(), kSequenceRetryAfter, s.message(), Refusing::kSequence);
+}
+
+// NEXTSEQ's reply: one integer for the form without a count, else an array.
+void write_numbers(RespWriter& w, const std::vector<SequenceRange>& ranges, bool single) {
+  if (single && !ranges.empty()) return w.integer(ranges.front().first);
+  std::size_t total = 0;
+  for (const SequenceRange& r : ranges) total += static_cast<std::size_t>(r.size());
+  reserve_more(w.output(), kMaxIntegerLine * (total + 1));
+  w.array_header(total);
+  for (const SequenceRange& r : ranges) {
+    for (std::int64_t n = r.first; n < r.end; ++n) w.integer(n);
+  }
+}
+
+void write_sequence_info(RespWriter& w, const SequenceDetails& d) {
+  w.map_header(d.buffered ? 9 : 5);
+  w.bulk_string("name");
+  w.bulk_string(d.row.name);
+  w.bulk_string("next_value");
+  w.integer(d.row.next_value);
+  w.bulk_string("step");
+  w.integer(d.row.step);
+  w.bulk_string("created");
+  w.bulk_string(format_iso8601(d.row.created));
+  w.bulk_string("updated");
+  w.bulk_string(format_iso8601(d.row.updated));
+  if (!d.buffered) return;
+  w.bulk_string("buffered");
+  w.integer(d.buffer.buffered);
+  w.bulk_string("ranges_fetched");
+  w.unsigned_integer(d.buffer.ranges_fetched);
+  w.bulk_string("numbers_issued");
+  w.unsigned_integer(d.buffer.numbers_issued);
+  w.bulk_string("step_in_use");
+  w.integer(d.buffer.step);
 }
 
 bool is_fixed_decode_key(std::string_view name) noexcept {
@@ -196,7 +245,8 @@ constexpr unsigned kWorker = 1U << 2;
 constexpr unsigned kLease = 1U << 3;
 constexpr unsigned kHealth = 1U << 4;
 constexpr unsigned kStats = 1U << 5;
-constexpr unsigned kAllSections = (1U << 6) - 1;
+constexpr unsigned kSequences = 1U << 6;
+constexpr unsigned kAllSections = (1U << 7) - 1;
 
 unsigned section_of(std::string_view name) noexcept {
   if (is(name, "server")) return kServer;
@@ -205,6 +255,7 @@ unsigned section_of(std::string_view name) noexcept {
   if (is(name, "lease")) return kLease;
   if (is(name, "health")) return kHealth;
   if (is(name, "stats")) return kStats;
+  if (is(name, "sequences")) return kSequences;
   if (is(name, "all") || is(name, "everything") || is(name, "default")) return kAllSections;
   return 0;
 }
@@ -247,7 +298,7 @@ class InfoText {
   std::string text_;
 };
 
-std::string info_text(IdService& ids, unsigned sections) {
+std::string info_text(IdService& ids, const SequenceService* sequences, unsigned sections) {
   const ServiceSnapshot s = ids.snapshot();
   InfoText info;
   if (sections & kServer) {
@@ -312,6 +363,32 @@ std::string info_text(IdService& ids, unsigned sections) {
     info.number("fence_writes", s.generator.fence_writes);
     info.number("fence_write_failures", s.generator.fence_write_failures);
   }
+  if (sections & kSequences) {
+    info.section("Sequences");
+    if (sequences == nullptr || !sequences->enabled()) {
+      info.line("sequences_store", "off");
+    } else {
+      const SequencesSnapshot q = sequences->snapshot();
+      std::uint64_t issued = 0, lost = 0, fetched = 0, served = 0;
+      for (const SequenceCounters& c : q.sequences) {
+        issued += c.numbers_issued;
+        lost += c.numbers_lost;
+        fetched += c.ranges_fetched;
+        served += c.ranges_served;
+      }
+      info.line("sequences_store", q.store_kind);
+      info.line("sequences_url", q.store);
+      info.number("sequences_buffered", q.buffers);
+      info.number("sequences_numbers_issued", issued);
+      info.number("sequences_numbers_lost", lost);
+      info.number("sequences_ranges_fetched", fetched);
+      info.number("sequences_ranges_served", served);
+      info.number("sequences_store_calls", q.store_calls);
+      info.number("sequences_store_failures", q.store_failures);
+      info.number("sequences_buffer_waits", q.buffer_waits);
+      info.number("sequences_buffer_wait_timeouts", q.buffer_wait_timeouts);
+    }
+  }
   return info.text();
 }
 
@@ -326,6 +403,11 @@ RespSession::RespSession(IdService& ids, RespSessionOptions options)
 bool RespSession::on_bytes(std::string_view in, std::string& out) {
   if (closing_) return false;
   parser_.feed(in);
+  if (awaiting_ || deferred_) {
+    // The deferred command's reply comes first.
+    pending_ = true;
+    return true;
+  }
   pending_ = false;
   const std::size_t start = out.size();
   for (;;) {
@@ -346,9 +428,192 @@ bool RespSession::on_bytes(std::string_view in, std::string& out) {
         ++commands_;
         dispatch(command_, out);
         if (closing_) return false;
+        if (deferred_) {
+          pending_ = true;
+          return true;
+        }
         break;
     }
   }
+}
+
+DeferredReply RespSession::take_deferred() {
+  if (!deferred_) return {};
+  awaiting_ = true;
+  return std::exchange(deferred_, nullptr);
+}
+
+void RespSession::complete_deferred(std::string_view reply, std::string& out) {
+  out.append(reply);
+  awaiting_ = false;
+}
+
+void RespSession::defer(DeferredReply work, RespWriter& w) {
+  if (options_.defer) {
+    deferred_ = std::move(work);
+    return;
+  }
+  w.output() += work();
+}
+
+bool RespSession::dispatch_sequence(std::string_view name, const RespCommand& command,
+                                    RespWriter& w) {
+  const bool nextseq = is(name, "nextseq");
+  const bool seqrange = !nextseq && is(name, "seqrange");
+  const bool seqcreate = !nextseq && !seqrange && is(name, "seqcreate");
+  const bool seqinfo = !nextseq && !seqrange && !seqcreate && is(name, "seqinfo");
+  const bool seqlist = !nextseq && !seqrange && !seqcreate && !seqinfo && is(name, "seqlist");
+  if (!nextseq && !seqrange && !seqcreate && !seqinfo && !seqlist) return false;
+
+  const std::size_t argc = command.size();
+  const bool arity_ok = nextseq     ? argc == 2 || argc == 3
+                        : seqrange  ? argc == 3
+                        : seqcreate ? argc == 3 || argc == 4
+                        : seqinfo   ? argc == 2
+                                    : argc == 1;
+  if (!arity_ok) {
+    arity_error(w, name);
+    return true;
+  }
+  SequenceService* const service = options_.sequences;
+  if (service == nullptr || !service->enabled()) {
+    w.error(kSequencesOffWord, kSequencesOffMessage);
+    return true;
+  }
+  const RespVersion version = version_;
+  if (seqlist) {
+    defer(
+        [service, version] {
+          std::string out;
+          RespWriter r(out, version);
+          const Result<std::vector<std::string>> names = service->list();
+          if (!names.is_ok()) {
+            sequence_refusal(r, names.status());
+            return out;
+          }
+          r.array_header(names->size());
+          for (const std::string& n : names.value()) r.bulk_string(n);
+          return out;
+        },
+        w);
+    return true;
+  }
+
+  std::string sequence = command[1];
+  if (Status s = validate_sequence_name(sequence); !s.is_ok()) {
+    w.error(error_word(s.code(), Refusing::kSequence), s.message());
+    return true;
+  }
+
+  if (nextseq) {
+    std::int64_t count = 1;
+    if (argc == 3) {
+      if (!parse_int64(command[2], count)) {
+        w.error("ERR", kNotInteger);
+        return true;
+      }
+      const std::uint32_t max_batch = ids_.max_batch();
+      if (count < 1 || count > static_cast<std::int64_t>(max_batch)) {
+        w.error("ERR", "NEXTSEQ count must be between 1 and " + std::to_string(max_batch));
+        return true;
+      }
+    }
+    const bool single = argc == 2;
+    SequenceNumbers now = service->try_next(sequence, count);
+    if (now.ok()) {
+      write_numbers(w, now.ranges, single);
+      return true;
+    }
+    if (!now.would_wait) {
+      sequence_refusal(w, now.status);
+      return true;
+    }
+    defer(
+        [service, version, sequence = std::move(sequence), count, single] {
+          std::string out;
+          RespWriter r(out, version);
+          const SequenceNumbers got = service->next(sequence, count);
+          if (got.ok()) {
+            write_numbers(r, got.ranges, single);
+          } else {
+            sequence_refusal(r, got.status);
+          }
+          return out;
+        },
+        w);
+    return true;
+  }
+
+  if (seqrange) {
+    std::int64_t size = 0;
+    if (!parse_int64(command[2], size)) {
+      w.error("ERR", kNotInteger);
+      return true;
+    }
+    if (size < 1 || size > service->max_range()) {
+      w.error("ERR", "SEQRANGE size must be between 1 and " + std::to_string(service->max_range()));
+      return true;
+    }
+    defer(
+        [service, version, sequence = std::move(sequence), size] {
+          std::string out;
+          RespWriter r(out, version);
+          const Result<SequenceRange> range = service->range(sequence, size);
+          if (!range.is_ok()) {
+            sequence_refusal(r, range.status());
+            return out;
+          }
+          r.array_header(2);
+          r.integer(range->first);
+          r.integer(range->end);
+          return out;
+        },
+        w);
+    return true;
+  }
+
+  if (seqcreate) {
+    std::int64_t start = 0;
+    std::int64_t step = kDefaultSequenceStep;
+    if (!parse_int64(command[2], start) || (argc == 4 && !parse_int64(command[3], step))) {
+      w.error("ERR", kNotInteger);
+      return true;
+    }
+    if (Status s = validate_sequence_create(sequence, start, step); !s.is_ok()) {
+      w.error(error_word(s.code(), Refusing::kSequence), s.message());
+      return true;
+    }
+    defer(
+        [service, version, sequence = std::move(sequence), start, step] {
+          std::string out;
+          RespWriter r(out, version);
+          const Status s = service->create(sequence, start, step);
+          if (s.is_ok()) {
+            r.simple_string("OK");
+          } else {
+            sequence_refusal(r, s);
+          }
+          return out;
+        },
+        w);
+    return true;
+  }
+
+  // SEQINFO
+  defer(
+      [service, version, sequence = std::move(sequence)] {
+        std::string out;
+        RespWriter r(out, version);
+        const Result<SequenceDetails> d = service->info(sequence);
+        if (d.is_ok()) {
+          write_sequence_info(r, d.value());
+        } else {
+          sequence_refusal(r, d.status());
+        }
+        return out;
+      },
+      w);
+  return true;
 }
 
 void RespSession::dispatch(const RespCommand& command, std::string& out) {
@@ -461,6 +726,7 @@ void RespSession::dispatch(const RespCommand& command, std::string& out) {
 
   if (!authenticated_) return w.error("NOAUTH", kNoAuth);
 
+  if (dispatch_sequence(name, command, w)) return;
   if (is(name, "decode")) {
     if (argc != 2) return arity_error(w, name);
     const Result<DecodedId> d = ids_.decode(command[1]);
@@ -475,7 +741,7 @@ void RespSession::dispatch(const RespCommand& command, std::string& out) {
     unsigned sections = argc == 1 ? kAllSections : 0;
     for (std::size_t i = 1; i < argc; ++i) sections |= section_of(command[i]);
     if (sections == 0) return w.bulk_string({});
-    return w.bulk_string(info_text(ids_, sections));
+    return w.bulk_string(info_text(ids_, options_.sequences, sections));
   }
   if (is(name, "client")) {
     if (argc < 2) return arity_error(w, name);

@@ -15,8 +15,24 @@
 //                           8601), unix_ms, ticks, then each layout field
 //   INFO [section]          bulk string "# Section\r\nkey:value\r\n..." as
 //                           Redis does: server (with server_time_usec, the
-//                           wall clock), layout, worker, lease, health, stats
+//                           wall clock), layout, worker, lease, health, stats,
+//                           sequences (the ticket table's kind and redacted
+//                           URL, the buffers, the counters)
 //   QUIT                    +OK, then the connection closes
+//   NEXTSEQ name [count]    the next number of the named sequence, :<n>; with
+//                           a count, an array of count increasing numbers
+//                           (1 <= count <= max_batch)
+//   SEQRANGE name size      a range of size numbers taken from the ticket
+//                           table for a client that hands them out itself:
+//                           the array [start, end], end exclusive (the
+//                           numbers start..end-1), 1 <= size <= max_range
+//   SEQCREATE name start [step]
+//                           creates the sequence (step default 1000): +OK
+//   SEQINFO name            map (RESP3) or flat array (RESP2): name,
+//                           next_value, step, created, updated (ISO 8601),
+//                           and while this daemon buffers it: buffered,
+//                           ranges_fetched, numbers_issued, step_in_use
+//   SEQLIST                 array of every sequence's name
 //   CLIENT SETNAME/GETNAME/ID/INFO, SELECT 0, CONFIG GET pattern (empty
 //   answers), COMMAND [COUNT|DOCS] (empty): what stock clients, redis-cli and
 //   redis-benchmark send when they connect, answered so that they work.
@@ -25,10 +41,14 @@
 // unknown command, a wrong number of arguments or a malformed number (as
 // Redis words them), NOAUTH before AUTH when a token is required, WRONGPASS
 // for a bad token, and error_word() (id_service.h) for a refusal of the
-// generator (CLOCK_MOVED_BACK, LEASE_UNCERTAIN, ...) followed by a message;
-// retryable refusals say "retry after <n>ms". The connection survives all of
-// these. A malformed frame (RespParser kError) gets one
-// "-ERR Protocol error: ..." and closes the connection.
+// generator (CLOCK_MOVED_BACK, LEASE_UNCERTAIN, ...) or of a sequence
+// (NOT_FOUND, ALREADY_EXISTS, UNAVAILABLE, OUT_OF_RANGE for a spent one,
+// INVALID_ARGUMENT for a bad name, SEQUENCES_OFF when they are off)
+// followed by a message; retryable refusals say "retry after <n>ms". An
+// unknown sequence is never created: "-NOT_FOUND sequence 'x' does not exist
+// (create it with SEQCREATE)". The connection survives all of these. A
+// malformed frame (RespParser kError) gets one "-ERR Protocol error: ..." and
+// closes the connection.
 //
 // Pipelining: complete commands are answered in order until one call has
 // written `output_budget` bytes; the rest stay buffered (pending()) and are
@@ -37,17 +57,31 @@
 // one read can cost: 16 KiB of "NEXTIDS 10000" would otherwise ask for 200 MB
 // of replies.
 //
+// Waiting on the ticket table: the thread that feeds a session must not wait
+// on the database (it serves other connections). With `defer` set, a
+// sequence command that cannot be answered from memory (a NEXTSEQ whose
+// buffer is dry or not open yet; SEQRANGE, SEQCREATE, SEQINFO and SEQLIST
+// always) is not run: on_bytes() records the work that computes its reply,
+// stops answering (the later commands stay pending, so replies keep their
+// order) and returns. The caller takes the work (take_deferred()), runs it
+// where waiting is allowed, hands the reply back (complete_deferred()) and
+// calls on_bytes({}, out) to answer what follows. Without `defer` the work
+// runs inline.
+//
 // Not thread-safe: one session per connection, used by one thread at a time.
+// The deferred work is independent of the session and may run on any thread.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 
 #include "id_service.h"
 #include "resp_parser.h"
 #include "resp_writer.h"
+#include "sequence_service.h"
 
 namespace snowid::daemon {
 
@@ -62,7 +96,15 @@ struct RespSessionOptions {
   std::uint64_t client_id = 0;
   // on_bytes() stops answering once it has appended this many bytes.
   std::size_t output_budget = 256 * 1024;
+  // The named sequences; null: they are off. Must outlive the session.
+  SequenceService* sequences = nullptr;
+  // Hand work that waits on the ticket table to the caller (see above)
+  // instead of running it inline.
+  bool defer = false;
 };
+
+// The reply of a deferred command, computed where waiting is allowed.
+using DeferredReply = std::function<std::string()>;
 
 class RespSession {
  public:
@@ -75,9 +117,18 @@ class RespSession {
   // ignored.
   bool on_bytes(std::string_view in, std::string& out);
   // After on_bytes() returned true: commands may remain unanswered because
-  // the budget was reached. Send `out`, then call on_bytes({}, out) before
-  // reading again.
+  // the budget was reached or one was deferred. Send `out` (and complete the
+  // deferred command), then call on_bytes({}, out) before reading again.
   bool pending() const noexcept { return pending_; }
+
+  // The work of the command on_bytes() deferred, or an empty function. Once
+  // taken, on_bytes() answers nothing (it keeps what it is fed) until
+  // complete_deferred().
+  DeferredReply take_deferred();
+  // Appends the deferred command's reply (what its work returned) to `out`.
+  void complete_deferred(std::string_view reply, std::string& out);
+  // True between take_deferred() and complete_deferred().
+  bool awaiting() const noexcept { return awaiting_; }
 
   // Commands answered (for metrics), and whether the last close was a
   // protocol error.
@@ -87,6 +138,10 @@ class RespSession {
 
  private:
   void dispatch(const RespCommand& command, std::string& out);
+  // The sequence commands; false if `name` is none of them.
+  bool dispatch_sequence(std::string_view name, const RespCommand& command, RespWriter& w);
+  // Defers `work` (options.defer) or appends its reply now.
+  void defer(DeferredReply work, RespWriter& w);
 
   IdService& ids_;
   RespSessionOptions options_;
@@ -96,6 +151,8 @@ class RespSession {
   bool authenticated_ = false;
   bool closing_ = false;
   bool pending_ = false;
+  DeferredReply deferred_;
+  bool awaiting_ = false;
   std::string name_;
   std::uint64_t commands_ = 0;
 };

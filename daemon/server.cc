@@ -174,10 +174,39 @@ void drop_input(std::shared_ptr<Connection> c, Stream& stream, Buffer& buffer) {
                          });
 }
 
+// The reply to a command whose work could not reach the pool because the
+// server is stopping.
+constexpr std::string_view kStoppingMessage = "the daemon is shutting down";
+
 // What the connections share with the server.
 struct ServerCore {
   ServerCore(ServerOptions o, IdService& s, const HttpHandler& h, ServerCounters& c, Logger& l)
       : options(std::move(o)), service(s), handler(h), counters(c), log(l) {}
+
+  // Runs `job` on the pool: false once the pool is closed (drain() joins it),
+  // and then the job has not run. Without a pool (sequences off, so nothing
+  // should wait on the table) the job runs here.
+  template <typename Job>
+  bool on_pool(Job&& job) {
+    {
+      std::lock_guard<std::mutex> lock(pool_mu);
+      if (pool_closed) return false;
+      if (pool) {
+        asio::post(*pool, std::forward<Job>(job));
+        return true;
+      }
+    }
+    job();
+    return true;
+  }
+  // Waits for the work on the pool; later on_pool() calls return false.
+  void close_pool() {
+    {
+      std::lock_guard<std::mutex> lock(pool_mu);
+      pool_closed = true;
+    }
+    if (pool) pool->join();
+  }
 
   void add(Connection* c, std::weak_ptr<Connection> w) {
     std::lock_guard<std::mutex> lock(mu);
@@ -200,7 +229,25 @@ struct ServerCore {
   std::mutex mu;
   std::condition_variable all_closed;
   std::unordered_map<Connection*, std::weak_ptr<Connection>> live;  // guarded by mu
+
+  // The threads that wait on the ticket table. Joined by drain() while the
+  // loops still run (a job's last act is to post its reply to a loop), so
+  // before any io_context goes.
+  std::unique_ptr<asio::thread_pool> pool;
+  std::mutex pool_mu;        // guards posting against closing
+  bool pool_closed = false;  // guarded by pool_mu
 };
+
+// Runs `work`; an exception (std::bad_alloc) becomes `fallback`, since it
+// must not end a pool thread.
+template <typename T, typename Fallback>
+T run_guarded(const std::function<T()>& work, Fallback fallback) {
+  try {
+    return work();
+  } catch (const std::exception& e) {
+    return fallback(e.what());
+  }
+}
 
 // A RESP connection on a Unix or TCP socket: read, answer every complete
 // command, write the answers, read again. Never reads while a write is
@@ -246,7 +293,8 @@ class RespConnection final : public Connection,
   asio::any_io_executor executor() override { return socket_.get_executor(); }
 
  private:
-  enum class State { kReading, kBusy, kLingering, kClosed };
+  // kWaiting: for a reply from the pool, with nothing to write.
+  enum class State { kReading, kBusy, kWaiting, kLingering, kClosed };
 
   void read() {
     state_ = State::kReading;
@@ -279,6 +327,49 @@ class RespConnection final : public Connection,
         impl_.counters.protocol_errors[idx(transport_)].fetch_add(1, std::memory_order_relaxed);
       }
     }
+    start_deferred();
+  }
+
+  // Hands the command the session deferred, if any, to the pool; its reply
+  // comes back through on_deferred() on this connection's loop.
+  void start_deferred() {
+    DeferredReply work = session_.take_deferred();
+    if (!work) return;
+    deferred_running_ = true;
+    asio::any_io_executor ex = socket_.get_executor();
+    const bool queued =
+        impl_.on_pool([work = std::move(work), ex, self = this->shared_from_this()]() mutable {
+          std::string reply = run_guarded<std::string>(work, [](std::string_view what) {
+            std::string out = "-ERR internal error: ";
+            for (const char c : what) out += (c == '\r' || c == '\n') ? ' ' : c;
+            return out + "\r\n";
+          });
+          asio::post(ex, [self = std::move(self), reply = std::move(reply)]() mutable {
+            self->on_deferred(std::move(reply));
+          });
+        });
+    if (!queued) {
+      std::string reply;
+      RespWriter(reply, session_.version()).error("SHUTTING_DOWN", kStoppingMessage);
+      on_deferred(std::move(reply));
+    }
+  }
+
+  void on_deferred(std::string reply) {
+    deferred_running_ = false;
+    if (state_ == State::kClosed) return;
+    deferred_reply_ = std::move(reply);
+    if (state_ == State::kWaiting) {
+      state_ = State::kBusy;
+      after_write();
+    }
+  }
+
+  // The commands after a deferred one, or beyond the output budget.
+  void answer_pending() {
+    if (!session_.on_bytes({}, out_)) closing_ = true;
+    start_deferred();
+    write();
   }
 
   // Stopping while idle (reading, or about to): answers the commands the
@@ -328,11 +419,22 @@ class RespConnection final : public Connection,
   }
 
   void after_write() {
+    // A command on the pool: nothing is read or answered until its reply is
+    // back, so that replies keep their order.
+    if (deferred_running_) {
+      state_ = State::kWaiting;
+      return;
+    }
+    if (deferred_reply_) {
+      session_.complete_deferred(*deferred_reply_, out_);
+      deferred_reply_.reset();
+      answer_pending();
+      return;
+    }
     // Commands left unanswered at the session's output budget come before
     // anything else, also when closing after a stop (they were received).
     if (session_.pending()) {
-      if (!session_.on_bytes({}, out_)) closing_ = true;
-      write();
+      answer_pending();
       return;
     }
     if (closing_) {
@@ -380,6 +482,8 @@ class RespConnection final : public Connection,
   std::optional<asio::steady_timer> timer_;
   State state_ = State::kBusy;
   bool closing_ = false;
+  bool deferred_running_ = false;              // a command's work is on the pool
+  std::optional<std::string> deferred_reply_;  // its reply, back and not yet sent
 };
 
 // An HTTP/1.1 connection: one request at a time, keep-alive as the client
@@ -418,7 +522,8 @@ class HttpConnection final : public Connection,
   asio::any_io_executor executor() override { return stream_.get_executor(); }
 
  private:
-  enum class State { kReading, kBusy, kLingering, kClosed };
+  // kWaiting: for the response from the pool.
+  enum class State { kReading, kBusy, kWaiting, kLingering, kClosed };
 
   void read_request() {
     state_ = State::kReading;
@@ -452,9 +557,48 @@ class HttpConnection final : public Connection,
     const http::request<http::string_body>& req = parser_->get();
     const HttpRequest request{sv(req.method_string()), sv(req.target()),
                               sv(req[http::field::authorization])};
-    HttpResponse answer = impl_.handler.handle(request);
+    HttpOutcome outcome = impl_.handler.handle_or_defer(request);
     keep_alive_ = req.keep_alive() && !impl_.stopping();
-    respond(std::move(answer), req.version(), req.method() == http::verb::head);
+    const unsigned version = req.version();
+    const bool head = req.method() == http::verb::head;
+    if (!outcome.deferred) {
+      respond(std::move(outcome.response), version, head);
+      return;
+    }
+    // The request waits on the ticket table: on the pool, the response back
+    // through on_deferred() on this connection's loop.
+    state_ = State::kWaiting;
+    asio::any_io_executor ex = stream_.get_executor();
+    const bool queued = impl_.on_pool([work = std::move(outcome.deferred), ex, version, head,
+                                       self = shared_from_this()]() mutable {
+      HttpResponse r = run_guarded<HttpResponse>(
+          work, [](std::string_view what) { return error_answer(500, "INTERNAL", what); });
+      asio::post(ex, [self = std::move(self), r = std::move(r), version, head]() mutable {
+        self->on_deferred(std::move(r), version, head);
+      });
+    });
+    if (!queued) on_deferred(error_answer(503, "SHUTTING_DOWN", kStoppingMessage), version, head);
+  }
+
+  void on_deferred(HttpResponse answer, unsigned version, bool head) {
+    if (state_ == State::kClosed) return;
+    state_ = State::kBusy;
+    keep_alive_ = keep_alive_ && !impl_.stopping();
+    respond(std::move(answer), version, head);
+  }
+
+  // A JSON error of the server itself (the handler words all others).
+  static HttpResponse error_answer(unsigned status, std::string_view word,
+                                   std::string_view message) {
+    HttpResponse answer;
+    answer.status = status;
+    answer.body = "{\"error\":";
+    append_json_string(answer.body, word);
+    answer.body += ",\"message\":";
+    append_json_string(answer.body, message);
+    answer.body += ",\"retryable\":false}";
+    answer.headers.emplace_back("Cache-Control", "no-store");
+    return answer;
   }
 
   void bad_request(std::string_view why) {
@@ -770,10 +914,16 @@ void Server::Impl::serve_resp(Socket s, Transport t) {
   if (t != Transport::kUnix) o.token = options.token;
   o.limits = options.resp_limits;
   o.client_id = g_next_client_id.fetch_add(1, std::memory_order_relaxed);
+  o.sequences = options.sequences;
+  o.defer = pool != nullptr;
   start_connection(std::make_shared<RespConnection<Socket>>(*this, std::move(s), t, std::move(o)));
 }
 
 Status Server::Impl::start() {
+  if (options.sequences != nullptr && options.sequences->enabled()) {
+    pool =
+        std::make_unique<asio::thread_pool>(std::max<std::uint32_t>(options.sequence_threads, 1));
+  }
   Status s = Status::ok();
   if (!options.socket.empty()) s = bind_unix();
   if (s.is_ok() && options.tcp) s = bind_tcp(*options.tcp, "tcp", tcp_acceptor, bound.tcp);
@@ -872,6 +1022,9 @@ bool Server::Impl::drain(Duration timeout) {
     (void)all_closed.wait_for(lock, kForceWait, [this] { return live.empty(); });
   }
   lock.unlock();
+  // The loops still run, so the replies the pool posts are delivered (to
+  // closed connections, by now, which drop them).
+  close_pool();
   work.clear();
   for (const std::unique_ptr<asio::io_context>& io : ios) io->stop();
   for (std::thread& t : threads) t.join();

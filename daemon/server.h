@@ -11,10 +11,20 @@
 // removed; if it is not a socket, start fails (kFailedPrecondition) rather
 // than delete a file the daemon did not make. The file is removed at stop.
 //
+// The event loops never wait on the ticket table of the named sequences. A
+// RESP command or HTTP request that must (RespSession and HttpHandler say
+// which) is run on a pool of `sequence_threads` threads; its reply is posted
+// back to the connection's loop and sent in its place: the connection reads
+// and answers nothing else meanwhile, so replies keep the order of the
+// requests, while the loop serves its other connections.
+//
 // Shutdown (stop_accepting() then drain()): listeners close at once; each
 // connection finishes the commands or request it has already received, sends
-// the replies and closes; idle keep-alive connections close at once. drain()
-// waits up to its timeout, then closes whatever is left.
+// the replies and closes; idle keep-alive connections close at once; one
+// waiting on the pool is waited for. drain() waits up to its timeout, then
+// closes whatever is left, then joins the pool (its work is bounded by the
+// store's timeouts and the buffers' wait timeout); work handed to the pool
+// after that is answered SHUTTING_DOWN.
 //
 // Thread-safe: start/stop from one thread (main); the loop threads do the rest.
 #pragma once
@@ -29,6 +39,7 @@
 #include "log.h"
 #include "metrics.h"
 #include "resp_parser.h"
+#include "sequence_service.h"
 #include "settings.h"
 #include "snowid/status.h"
 #include "snowid/time.h"
@@ -58,6 +69,11 @@ struct ServerOptions {
   std::uint32_t max_connections = 0;
   // Idle keep-alive connections are closed after this. Default 60 s.
   Duration http_idle_timeout = std::chrono::seconds(60);
+  // The named sequences, for the RESP sessions (the HTTP handler has its
+  // own); must outlive the server. The pool that waits on the ticket table
+  // is made when they are set and enabled. Null: off.
+  SequenceService* sequences = nullptr;
+  std::uint32_t sequence_threads = 4;
 };
 
 // Where each listener ended up (port 0 resolved to the kernel's choice).

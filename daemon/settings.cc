@@ -15,6 +15,7 @@
 #include <variant>
 
 #include "snowid/layout.h"
+#include "snowid/ticket_store.h"
 
 // toml++ header-only, without exceptions: errors come back as values, as in
 // the rest of snowid, and nothing is thrown across this file's functions.
@@ -56,7 +57,14 @@ T take(Value&& v) {
 
 constexpr std::int64_t kHourMs = 3600 * 1000;
 
-constexpr std::array<Entry, 27> kTable = {{
+#if SNOWID_DAEMON_SEQUENCE_STORES
+constexpr std::string_view kSequencesDefaultText = "sqlite:<state_dir>/sequences.db";
+#else
+// Built without the SQLite and PostgreSQL stores: nothing to open.
+constexpr std::string_view kSequencesDefaultText = "off (built without the sequence stores)";
+#endif
+
+constexpr std::array<Entry, 38> kTable = {{
     {{"socket",
       "--socket",
       "SNOWID_SOCKET",
@@ -409,6 +417,152 @@ constexpr std::array<Entry, 27> kTable = {{
       false,
       "Id layout: a preset name or a layout file. Never changes at run time."},
      SNOWID_STORE(layout, std::string)},
+    {{"sequences",
+      "--sequences",
+      "SNOWID_SEQUENCES",
+      SettingType::kString,
+      0,
+      0,
+      {},
+      kSequencesDefaultText,
+      true,
+      false,
+      true,
+      "The ticket table of the named sequences: sqlite:PATH, a postgresql:// URL, or off. "
+      "A password in it is never logged."},
+     SNOWID_STORE(sequences, std::string)},
+    {{"sequence_refill",
+      "--sequence-refill",
+      "SNOWID_SEQUENCE_REFILL",
+      SettingType::kInteger,
+      1,
+      99,
+      {},
+      "20",
+      false,
+      false,
+      false,
+      "Percent of a sequence's range left when the next range is fetched in the background."},
+     SNOWID_STORE_U32(sequence_refill)},
+    {{"sequence_wait_timeout",
+      "--sequence-wait-timeout",
+      "SNOWID_SEQUENCE_WAIT_TIMEOUT",
+      SettingType::kDuration,
+      1,
+      60 * 1000,
+      {},
+      "1s",
+      false,
+      false,
+      false,
+      "How long a request waits for a sequence whose buffers are dry before UNAVAILABLE."},
+     SNOWID_STORE(sequence_wait_timeout, Duration)},
+    {{"sequence_step",
+      "--sequence-step",
+      "SNOWID_SEQUENCE_STEP",
+      SettingType::kInteger,
+      0,
+      kMaxSequenceRange,
+      {},
+      "0",
+      false,
+      false,
+      false,
+      "Range size the buffers ask the table for; 0: each sequence's own step."},
+     SNOWID_STORE(sequence_step, std::int64_t)},
+    {{"sequence_adaptive",
+      "--sequence-adaptive",
+      "SNOWID_SEQUENCE_ADAPTIVE",
+      SettingType::kBool,
+      0,
+      0,
+      {},
+      "false",
+      false,
+      false,
+      false,
+      "Double the range size when a range lasts less than half of sequence_range_life, halve "
+      "it when it lasts more than twice, within sequence_min_step..sequence_max_step."},
+     SNOWID_STORE(sequence_adaptive, bool)},
+    {{"sequence_min_step",
+      "--sequence-min-step",
+      "SNOWID_SEQUENCE_MIN_STEP",
+      SettingType::kInteger,
+      1,
+      kMaxSequenceRange,
+      {},
+      "100",
+      false,
+      false,
+      false,
+      "Smallest range size of the adaptive step; at most sequence_max_step."},
+     SNOWID_STORE(sequence_min_step, std::int64_t)},
+    {{"sequence_max_step",
+      "--sequence-max-step",
+      "SNOWID_SEQUENCE_MAX_STEP",
+      SettingType::kInteger,
+      1,
+      kMaxSequenceRange,
+      {},
+      "100000",
+      false,
+      false,
+      false,
+      "Largest range size of the adaptive step."},
+     SNOWID_STORE(sequence_max_step, std::int64_t)},
+    {{"sequence_range_life",
+      "--sequence-range-life",
+      "SNOWID_SEQUENCE_RANGE_LIFE",
+      SettingType::kDuration,
+      1000,
+      24 * kHourMs,
+      {},
+      "1m",
+      false,
+      false,
+      false,
+      "How long the adaptive step aims for one range to last."},
+     SNOWID_STORE(sequence_range_life, Duration)},
+    {{"sequence_store_timeout",
+      "--sequence-store-timeout",
+      "SNOWID_SEQUENCE_STORE_TIMEOUT",
+      SettingType::kDuration,
+      100,
+      5 * 60 * 1000,
+      {},
+      "5s",
+      false,
+      false,
+      false,
+      "Bound on one call to the ticket table: SQLite's busy timeout, PostgreSQL's connect "
+      "and statement timeouts."},
+     SNOWID_STORE(sequence_store_timeout, Duration)},
+    {{"max_range",
+      "--max-range",
+      "SNOWID_MAX_RANGE",
+      SettingType::kInteger,
+      1,
+      kMaxSequenceRange,
+      {},
+      "1000000",
+      false,
+      false,
+      false,
+      "Largest range a client may take at once: SEQRANGE and /v1/sequences/{name}/range."},
+     SNOWID_STORE(max_range, std::int64_t)},
+    {{"sequence_threads",
+      "--sequence-threads",
+      "SNOWID_SEQUENCE_THREADS",
+      SettingType::kInteger,
+      1,
+      64,
+      {},
+      "4",
+      false,
+      false,
+      false,
+      "Threads that wait on the ticket table for requests, so that the event loops never do."},
+     SNOWID_STORE_U32(sequence_threads)},
 }};
 
 #undef SNOWID_STORE
@@ -512,6 +666,16 @@ Result<std::vector<std::string>> parse_endpoints(std::string_view text) {
   return out;
 }
 
+// The forms of sequences/ticket_store_url.h, which the daemon checks again
+// when it opens the store; checked here too so that a mistake names its
+// source like every other setting's.
+bool sequences_form(std::string_view text) {
+  if (text == "off") return true;
+  if (text.starts_with("sqlite:")) return text.size() > 7;
+  return (text.starts_with("postgresql://") && text.size() > 13) ||
+         (text.starts_with("postgres://") && text.size() > 11);
+}
+
 // Parses `text` for `info`'s type and bounds; the error names the setting.
 Result<Value> parse_value(const SettingInfo& info, std::string_view text) {
   auto fail = [&](std::string problem) -> Result<Value> {
@@ -522,6 +686,10 @@ Result<Value> parse_value(const SettingInfo& info, std::string_view text) {
       if (text.find('\0') != std::string_view::npos) return fail("must not contain NUL");
       if (info.name == "socket" || info.name == "state_dir" || info.name == "layout") {
         if (text.empty()) return fail("must not be empty");
+      }
+      if (info.name == "sequences" && !sequences_form(text)) {
+        // Not echoed: the value may hold a password.
+        return fail("must be sqlite:PATH, a postgresql:// (or postgres://) URL, or off");
       }
       return Value(std::string(text));
     case SettingType::kInteger: {
@@ -720,6 +888,11 @@ Status check_combinations(const Settings& s, const FoundTable& found) {
                    format_duration(s.lease_stop) + ") must be less than lease_ttl (" +
                    format_duration(s.lease_ttl) + ")");
   }
+  if (s.sequence_min_step > s.sequence_max_step) {
+    return invalid(source_of(found, "sequence_min_step") + ": sequence_min_step (" +
+                   std::to_string(s.sequence_min_step) + ") must be at most sequence_max_step (" +
+                   std::to_string(s.sequence_max_step) + ")");
+  }
   // A layout file is checked when the daemon reads it; a preset here.
   if (Result<Layout> layout = preset(s.layout); layout.is_ok()) {
     const std::uint64_t regions = layout->regions();
@@ -735,6 +908,20 @@ Status check_combinations(const Settings& s, const FoundTable& found) {
     }
   }
   return Status::ok();
+}
+
+// A password in a PostgreSQL URL: postgresql://user:password@host/... or a
+// password=... parameter.
+bool has_password(std::string_view url) {
+  const std::size_t scheme = url.find("://");
+  if (scheme != std::string_view::npos) {
+    const std::string_view rest = url.substr(scheme + 3);
+    const std::size_t at = rest.find('@');
+    if (at != std::string_view::npos && rest.substr(0, at).find(':') != std::string_view::npos) {
+      return true;
+    }
+  }
+  return url.find("password=") != std::string_view::npos;
 }
 
 void add_warnings(Settings& s, const FoundTable& found) {
@@ -753,6 +940,11 @@ void add_warnings(Settings& s, const FoundTable& found) {
                            " given as a flag is visible in the process list; prefer the "
                            "environment or the file");
     }
+  }
+  if (source_of(found, "sequences").starts_with("--") && has_password(s.sequences)) {
+    s.warnings.push_back(
+        "sequences given as a flag with a password is visible in the process list; prefer the "
+        "environment, the file, or a password file (PGPASSFILE)");
   }
 }
 
@@ -975,6 +1167,13 @@ Result<Settings> load_settings(int argc, const char* const* argv, const Environm
     Result<std::string> dir = default_state_dir(env);
     if (!dir.is_ok()) return dir.status();
     settings.state_dir = std::move(dir).value();
+  }
+  if (unset("sequences")) {
+#if SNOWID_DAEMON_SEQUENCE_STORES
+    settings.sequences = "sqlite:" + settings.state_dir + "/sequences.db";
+#else
+    settings.sequences = "off";
+#endif
   }
   if (unset("quarantine")) {
     settings.quarantine = settings.etcd.empty() ? Duration::zero() : Duration(10s);

@@ -101,6 +101,22 @@ struct Settings {
   std::string etcd_password;
   std::string layout = "snowid";  // preset name or layout file; never runtime
 
+  // The named sequences (sequence_service.h): the ticket table as
+  // sequences/ticket_store_url.h reads it ("sqlite:PATH", "postgresql://..."),
+  // or "off". May hold a password: log it only through
+  // redact_ticket_store_url(). Default "sqlite:<state_dir>/sequences.db".
+  std::string sequences;
+  std::uint32_t sequence_refill = 20;  // percent of a range left when the next is fetched
+  Duration sequence_wait_timeout = std::chrono::seconds(1);
+  std::int64_t sequence_step = 0;  // 0: each sequence's own step
+  bool sequence_adaptive = false;
+  std::int64_t sequence_min_step = 100;  // <= sequence_max_step
+  std::int64_t sequence_max_step = 100000;
+  Duration sequence_range_life = std::chrono::seconds(60);
+  Duration sequence_store_timeout = std::chrono::seconds(5);
+  std::int64_t max_range = 1000000;    // largest SEQRANGE size
+  std::uint32_t sequence_threads = 4;  // the pool that waits on the ticket table
+
   // Legal but risky choices (a non-loopback listener without a token, a
   // secret given as a flag), for the daemon to log at start.
   std::vector<std::string> warnings;
@@ -127,7 +143,7 @@ struct SettingInfo {
   std::int64_t max = 0;
   std::span<const std::string_view> choices;  // kEnum only
   // The default in the syntax the setting accepts; for a computed default
-  // (socket, state_dir, quarantine) a description of the rule.
+  // (socket, state_dir, quarantine, sequences) a description of the rule.
   std::string_view default_text;
   bool computed_default = false;
   bool runtime = false;  // may change while the daemon runs

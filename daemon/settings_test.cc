@@ -70,7 +70,110 @@ TEST(Settings, DefaultsRunWithNoConfiguration) {
   EXPECT_EQ(s.etcd_prefix, "/snowid");
   EXPECT_EQ(s.etcd_cluster, "default");
   EXPECT_EQ(s.layout, "snowid");
+#if SNOWID_DAEMON_SEQUENCE_STORES
+  EXPECT_EQ(s.sequences, "sqlite:/home/u/.local/state/snowid/sequences.db");
+#else
+  EXPECT_EQ(s.sequences, "off");
+#endif
+  EXPECT_EQ(s.sequence_refill, 20u);
+  EXPECT_EQ(s.sequence_wait_timeout, 1s);
+  EXPECT_EQ(s.sequence_step, 0);
+  EXPECT_FALSE(s.sequence_adaptive);
+  EXPECT_EQ(s.sequence_min_step, 100);
+  EXPECT_EQ(s.sequence_max_step, 100000);
+  EXPECT_EQ(s.sequence_range_life, 60s);
+  EXPECT_EQ(s.sequence_store_timeout, 5s);
+  EXPECT_EQ(s.max_range, 1000000);
+  EXPECT_EQ(s.sequence_threads, 4u);
   EXPECT_TRUE(s.warnings.empty());
+}
+
+#if SNOWID_DAEMON_SEQUENCE_STORES
+TEST(Settings, DefaultSequencesFileIsInTheStateDir) {
+  EXPECT_EQ(load({"--state-dir", "/srv/snowid"})->sequences, "sqlite:/srv/snowid/sequences.db");
+  MapEnvironment env = base_env();
+  env.variables["SNOWID_SEQUENCES"] = "off";
+  EXPECT_EQ(load({"--state-dir", "/srv/snowid"}, env)->sequences, "off");
+}
+#endif
+
+TEST(Settings, SequencesTakeTheStoreFormsOrOff) {
+  for (const char* ok :
+       {"off", "sqlite:/var/lib/snowid/seq.db", "sqlite:relative.db",
+        "postgresql://snowid@db.example:5432/snowid", "postgres://db/snowid?sslmode=require"}) {
+    const Result<Settings> r = load({"--sequences", ok});
+    ASSERT_TRUE(r.is_ok()) << ok << ": " << r.status().message();
+    EXPECT_EQ(r->sequences, ok);
+  }
+  for (const char* bad : {"", "on", "sqlite:", "postgresql://", "mysql://u:hunter2@db/x",
+                          "SQLITE:/x", "/var/lib/snowid/seq.db"}) {
+    const std::string err = error_of(load({"--sequences", bad}));
+    EXPECT_EQ(err,
+              "--sequences: sequences must be sqlite:PATH, a postgresql:// (or postgres://) URL, "
+              "or off")
+        << bad;
+    EXPECT_EQ(err.find("hunter2"), std::string::npos) << "a password is never echoed";
+  }
+  EXPECT_EQ(load_toml("sequences = \"off\"\n")->sequences, "off");
+}
+
+TEST(Settings, SequenceBoundsAtAndPastTheEdges) {
+  EXPECT_EQ(load({"--sequence-refill", "1"})->sequence_refill, 1u);
+  EXPECT_EQ(load({"--sequence-refill", "99"})->sequence_refill, 99u);
+  EXPECT_EQ(error_of(load({"--sequence-refill", "0"})),
+            "--sequence-refill: sequence_refill must be 1..99, not \"0\"");
+  EXPECT_FALSE(load({"--sequence-refill", "100"}).is_ok());
+  EXPECT_EQ(load({"--sequence-wait-timeout", "1ms"})->sequence_wait_timeout, 1ms);
+  EXPECT_EQ(load({"--sequence-wait-timeout", "1m"})->sequence_wait_timeout, 1min);
+  EXPECT_EQ(error_of(load({"--sequence-wait-timeout", "0"})),
+            "--sequence-wait-timeout: sequence_wait_timeout must be 1ms..1m, not 0ms");
+  EXPECT_FALSE(load({"--sequence-wait-timeout", "61s"}).is_ok());
+  EXPECT_EQ(load({"--sequence-step", "0"})->sequence_step, 0);
+  EXPECT_EQ(load({"--sequence-step", "1000000000"})->sequence_step, 1000000000);
+  EXPECT_FALSE(load({"--sequence-step", "1000000001"}).is_ok());
+  EXPECT_FALSE(load({"--sequence-step", "-1"}).is_ok());
+  EXPECT_TRUE(load({"--sequence-adaptive"})->sequence_adaptive);
+  EXPECT_EQ(load({"--sequence-min-step", "1"})->sequence_min_step, 1);
+  EXPECT_FALSE(load({"--sequence-min-step", "0"}).is_ok());
+  EXPECT_EQ(load({"--sequence-max-step", "1000000000"})->sequence_max_step, 1000000000);
+  EXPECT_FALSE(load({"--sequence-max-step", "1000000001"}).is_ok());
+  EXPECT_EQ(load({"--sequence-range-life", "1s"})->sequence_range_life, 1s);
+  EXPECT_FALSE(load({"--sequence-range-life", "999ms"}).is_ok());
+  EXPECT_EQ(load({"--sequence-store-timeout", "100ms"})->sequence_store_timeout, 100ms);
+  EXPECT_FALSE(load({"--sequence-store-timeout", "99ms"}).is_ok());
+  EXPECT_FALSE(load({"--sequence-store-timeout", "301s"}).is_ok());
+  EXPECT_EQ(load({"--max-range", "1"})->max_range, 1);
+  EXPECT_EQ(load({"--max-range", "1000000000"})->max_range, 1000000000);
+  EXPECT_EQ(error_of(load({"--max-range", "1000000001"})),
+            "--max-range: max_range must be 1..1000000000, not \"1000000001\"");
+  EXPECT_EQ(load({"--sequence-threads", "64"})->sequence_threads, 64u);
+  EXPECT_FALSE(load({"--sequence-threads", "0"}).is_ok());
+  EXPECT_FALSE(load({"--sequence-threads", "65"}).is_ok());
+}
+
+TEST(Settings, SequenceMinStepMustNotExceedMaxStep) {
+  EXPECT_EQ(error_of(load({"--sequence-min-step", "200", "--sequence-max-step", "100"})),
+            "--sequence-min-step: sequence_min_step (200) must be at most sequence_max_step (100)");
+  const Result<Settings> equal = load({"--sequence-min-step", "500", "--sequence-max-step", "500"});
+  ASSERT_TRUE(equal.is_ok()) << equal.status().message();
+  EXPECT_EQ(error_of(load({"--sequence-min-step", "100001"})),
+            "--sequence-min-step: sequence_min_step (100001) must be at most sequence_max_step "
+            "(100000)");
+}
+
+TEST(Settings, APasswordInTheSequencesFlagWarns) {
+  Result<Settings> r = load({"--sequences", "postgresql://snowid:hunter2@db/snowid"});
+  ASSERT_TRUE(r.is_ok());
+  ASSERT_EQ(r->warnings.size(), 1u);
+  EXPECT_NE(r->warnings[0].find("sequences"), std::string::npos);
+  EXPECT_EQ(r->warnings[0].find("hunter2"), std::string::npos);
+  r = load({"--sequences", "postgresql://db/snowid?user=s&password=hunter2"});
+  ASSERT_TRUE(r.is_ok());
+  EXPECT_EQ(r->warnings.size(), 1u);
+  EXPECT_TRUE(load({"--sequences", "postgresql://snowid@db/snowid"})->warnings.empty());
+  MapEnvironment env = base_env();
+  env.variables["SNOWID_SEQUENCES"] = "postgresql://snowid:hunter2@db/snowid";
+  EXPECT_TRUE(load({}, env)->warnings.empty()) << "the environment is the place for it";
 }
 
 TEST(Settings, DefaultSocketFollowsRuntimeDirThenRoot) {
@@ -367,13 +470,43 @@ TEST(SettingsTable, NamesFlagsAndVariablesAreDerivedAndUnique) {
     EXPECT_EQ(info.env, env);
     EXPECT_FALSE(info.description.empty()) << info.name;
   }
-  for (std::string_view n :
-       {"socket",     "http",           "tcp",          "etcd",        "region",
-        "host",       "state_dir",      "socket_mode",  "max_batch",   "threads",
-        "log_level",  "http_token",     "lease_ttl",    "lease_renew", "lease_stop",
-        "quarantine", "max_clock_skew", "max_backward", "etcd_prefix", "etcd_cluster",
-        "etcd_ca",    "etcd_cert",      "etcd_key",     "etcd_user",   "etcd_password",
-        "layout"}) {
+  for (std::string_view n : {"socket",
+                             "http",
+                             "tcp",
+                             "etcd",
+                             "region",
+                             "host",
+                             "state_dir",
+                             "socket_mode",
+                             "max_batch",
+                             "threads",
+                             "log_level",
+                             "http_token",
+                             "lease_ttl",
+                             "lease_renew",
+                             "lease_stop",
+                             "quarantine",
+                             "max_clock_skew",
+                             "max_backward",
+                             "etcd_prefix",
+                             "etcd_cluster",
+                             "etcd_ca",
+                             "etcd_cert",
+                             "etcd_key",
+                             "etcd_user",
+                             "etcd_password",
+                             "layout",
+                             "sequences",
+                             "sequence_refill",
+                             "sequence_wait_timeout",
+                             "sequence_step",
+                             "sequence_adaptive",
+                             "sequence_min_step",
+                             "sequence_max_step",
+                             "sequence_range_life",
+                             "sequence_store_timeout",
+                             "max_range",
+                             "sequence_threads"}) {
     EXPECT_EQ(names.count(n), 1u) << n;
   }
 }

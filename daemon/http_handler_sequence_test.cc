@@ -1,0 +1,330 @@
+// The sequence routes of HttpHandler (/v1/sequences...) on the in-memory
+// ticket table: JSON shapes with numbers as strings, status codes
+// (400/404/405/409/503), Allow, the token, sequences off, and which requests
+// handle_or_defer() hands to the pool.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <limits>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "http_handler.h"
+#include "json_test_support.h"
+#include "sequence_service.h"
+#include "sequence_test_support.h"
+#include "service_test_support.h"
+#include "snowid/time.h"
+
+namespace snowid::daemon {
+namespace {
+
+using test_support::Json;
+using test_support::parse_json;
+using test_support::TestSequences;
+using test_support::TestService;
+
+std::optional<std::string> header(const HttpResponse& r, std::string_view name) {
+  for (const auto& [k, v] : r.headers) {
+    if (k == name) return v;
+  }
+  return std::nullopt;
+}
+
+Json json(const HttpResponse& r) {
+  EXPECT_EQ(r.content_type, "application/json");
+  std::optional<Json> j = parse_json(r.body);
+  EXPECT_TRUE(j.has_value()) << "not JSON: " << r.body;
+  return j.value_or(Json{});
+}
+
+void expect_error(const HttpResponse& r, unsigned status, std::string_view word,
+                  bool retryable = false) {
+  EXPECT_EQ(r.status, status) << r.body;
+  const Json j = json(r);
+  EXPECT_EQ(j.str("error"), word) << r.body;
+  EXPECT_FALSE(j.str("message").empty());
+  const Json* retry = j.find("retryable");
+  ASSERT_NE(retry, nullptr) << r.body;
+  EXPECT_EQ(retry->boolean, retryable) << r.body;
+  EXPECT_EQ(header(r, "Retry-After").has_value(), retryable) << r.body;
+  EXPECT_EQ(header(r, "Cache-Control"), "no-store");
+}
+
+class HttpSequenceTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_NE(ts.service, nullptr);
+    seq.create("orders", 1001, 10);
+    handler = make_handler("", seq.service.get());
+  }
+
+  std::unique_ptr<HttpHandler> make_handler(std::string token, SequenceService* sequences) {
+    return std::make_unique<HttpHandler>(
+        *ts.service, [] { return std::string("# metrics\n"); }, std::move(token), sequences);
+  }
+
+  HttpResponse call(std::string_view target, std::string_view method = "GET",
+                    std::string_view authorization = "") const {
+    return handler->handle(
+        HttpRequest{.method = method, .target = target, .authorization = authorization});
+  }
+
+  TestService ts;
+  TestSequences seq;
+  std::unique_ptr<HttpHandler> handler;
+};
+
+TEST_F(HttpSequenceTest, NextGivesTheNumbersAsDecimalStringsNotCached) {
+  HttpResponse r = call("/v1/sequences/orders/next");
+  EXPECT_EQ(r.status, 200u);
+  EXPECT_EQ(r.body, R"({"sequence":"orders","numbers":["1001"]})");
+  EXPECT_EQ(header(r, "Cache-Control"), "no-store");
+  r = call("/v1/sequences/orders/next?count=3");
+  EXPECT_EQ(r.body, R"({"sequence":"orders","numbers":["1002","1003","1004"]})");
+  r = call("/v1/sequences/orders/next?count=0025");
+  ASSERT_EQ(r.status, 200u);
+  const Json body = json(r);
+  const Json* numbers = body.find("numbers");
+  ASSERT_NE(numbers, nullptr);
+  ASSERT_EQ(numbers->items.size(), 25u);
+  EXPECT_EQ(numbers->items.front().text, "1005");
+  EXPECT_EQ(numbers->items.back().text, "1029");
+}
+
+TEST_F(HttpSequenceTest, NextCountOutOfBoundsOrMalformedIsBadRequest) {
+  for (const char* target :
+       {"/v1/sequences/orders/next?count=0", "/v1/sequences/orders/next?count=10001",
+        "/v1/sequences/orders/next?count=x", "/v1/sequences/orders/next?count=",
+        "/v1/sequences/orders/next?count=-1", "/v1/sequences/orders/next?count=1&count=2",
+        "/v1/sequences/orders/next?size=1", "/v1/sequences/orders/next?cuont=2"}) {
+    SCOPED_TRACE(target);
+    expect_error(call(target), 400, "INVALID_ARGUMENT");
+  }
+  ts.service->set_max_batch(2);
+  expect_error(call("/v1/sequences/orders/next?count=3"), 400, "INVALID_ARGUMENT");
+  EXPECT_EQ(seq.faulty->calls(), 0u);
+}
+
+TEST_F(HttpSequenceTest, RangeGivesStartAndExclusiveEndAndNeedsASizeWithinMaxRange) {
+  HttpResponse r = call("/v1/sequences/orders/range?size=100");
+  EXPECT_EQ(r.status, 200u);
+  EXPECT_EQ(r.body, R"({"sequence":"orders","start":"1001","end":"1101","size":100})");
+  r = call("/v1/sequences/orders/range?size=1");
+  EXPECT_EQ(r.body, R"({"sequence":"orders","start":"1101","end":"1102","size":1})");
+
+  const HttpResponse missing = call("/v1/sequences/orders/range");
+  expect_error(missing, 400, "INVALID_ARGUMENT");
+  EXPECT_EQ(json(missing).str("message"), "size is required: a decimal number from 1 to 1000");
+  for (const char* target :
+       {"/v1/sequences/orders/range?size=0", "/v1/sequences/orders/range?size=1001",
+        "/v1/sequences/orders/range?size=1e3", "/v1/sequences/orders/range?count=5"}) {
+    SCOPED_TRACE(target);
+    expect_error(call(target), 400, "INVALID_ARGUMENT");
+  }
+  EXPECT_EQ(seq.memory.takes(), 2u);
+}
+
+TEST_F(HttpSequenceTest, PutCreatesASequenceOnceWith201TheInfoAndItsLocation) {
+  HttpResponse r = call("/v1/sequences/invoices", "PUT");
+  EXPECT_EQ(r.status, 201u) << r.body;
+  EXPECT_EQ(header(r, "Location"), "/v1/sequences/invoices");
+  const std::string now = format_iso8601(seq.clock.wall_now());
+  EXPECT_EQ(r.body, R"({"sequence":"invoices","next_value":"1","step":1000,"created":")" + now +
+                        R"(","updated":")" + now + R"(","buffer":null})");
+
+  r = call("/v1/sequences/tickets?start=9223372036854775806&step=1000000000", "PUT");
+  EXPECT_EQ(r.status, 201u) << r.body;
+  EXPECT_EQ(json(r).str("next_value"), "9223372036854775806") << "a string above 2^53";
+  EXPECT_EQ(json(r).num("step"), "1000000000");
+
+  r = call("/v1/sequences/invoices?start=5", "PUT");
+  expect_error(r, 409, "ALREADY_EXISTS");
+  EXPECT_EQ(json(r).str("message"), "sequence 'invoices' exists already");
+
+  for (const char* target :
+       {"/v1/sequences/bad?start=-1", "/v1/sequences/bad?start=9223372036854775807",
+        "/v1/sequences/bad?start=99999999999999999999", "/v1/sequences/bad?start=x",
+        "/v1/sequences/bad?step=0", "/v1/sequences/bad?step=1000000001",
+        "/v1/sequences/bad?start=1&start=2", "/v1/sequences/bad?count=1"}) {
+    SCOPED_TRACE(target);
+    expect_error(call(target, "PUT"), 400, "INVALID_ARGUMENT");
+  }
+  EXPECT_EQ(seq.memory.get("bad").status().code(), Code::kNotFound);
+  SCOPED_TRACE("creating parameters on GET");
+  expect_error(call("/v1/sequences/orders?start=1"), 400, "INVALID_ARGUMENT");
+}
+
+TEST_F(HttpSequenceTest, GetShowsTheRowAndTheBufferOnceOneServesIt) {
+  HttpResponse r = call("/v1/sequences/orders");
+  ASSERT_EQ(r.status, 200u) << r.body;
+  Json j = json(r);
+  EXPECT_EQ(j.str("sequence"), "orders");
+  EXPECT_EQ(j.str("next_value"), "1001");
+  EXPECT_EQ(j.num("step"), "10");
+  EXPECT_EQ(j.str("created"), format_iso8601(seq.clock.wall_now()));
+  ASSERT_NE(j.find("buffer"), nullptr);
+  EXPECT_EQ(j.find("buffer")->type, Json::Type::kNull);
+
+  ASSERT_EQ(call("/v1/sequences/orders/next?count=2").status, 200u);
+  j = json(call("/v1/sequences/orders"));
+  const Json* buffer = j.find("buffer");
+  ASSERT_NE(buffer, nullptr);
+  ASSERT_EQ(buffer->type, Json::Type::kObject);
+  EXPECT_EQ(buffer->num("numbers_issued"), "2");
+  EXPECT_EQ(buffer->num("step_in_use"), "10");
+  EXPECT_NE(buffer->num("ranges_fetched"), "<missing>");
+  EXPECT_NE(buffer->num("buffered"), "<missing>");
+
+  const HttpResponse head = call("/v1/sequences/orders", "HEAD");
+  EXPECT_EQ(head.status, 200u) << "HEAD of a resource is safe";
+}
+
+TEST_F(HttpSequenceTest, ListGivesEveryName) {
+  seq.create("alpha", 1, 1);
+  const HttpResponse r = call("/v1/sequences");
+  EXPECT_EQ(r.status, 200u);
+  EXPECT_EQ(r.body, R"({"sequences":["alpha","orders"]})");
+}
+
+TEST_F(HttpSequenceTest, UnknownSequenceIsNotFoundWithHowToCreateItAndIsNeverCreated) {
+  for (const char* target :
+       {"/v1/sequences/ghost/next", "/v1/sequences/ghost/range?size=5", "/v1/sequences/ghost"}) {
+    SCOPED_TRACE(target);
+    const HttpResponse r = call(target);
+    expect_error(r, 404, "NOT_FOUND");
+    EXPECT_EQ(json(r).str("message"),
+              "sequence 'ghost' does not exist (create it with PUT /v1/sequences/ghost)");
+  }
+  EXPECT_EQ(seq.memory.get("ghost").status().code(), Code::kNotFound);
+}
+
+TEST_F(HttpSequenceTest, BadNamesAreBadRequestAndMalformedPathsNotFound) {
+  for (const std::string& target :
+       std::vector<std::string>{"/v1/sequences/a%20b/next", "/v1/sequences/" + std::string(65, 'n'),
+                                "/v1/sequences/a:b/range?size=1", "/v1/sequences/%C3%A9"}) {
+    SCOPED_TRACE(target);
+    expect_error(call(target), 400, "INVALID_ARGUMENT");
+  }
+  for (const char* target : {"/v1/sequences/", "/v1/sequences//next", "/v1/sequences/orders/",
+                             "/v1/sequences/orders/next/", "/v1/sequences/orders/last",
+                             "/v1/sequences/orders/next/more"}) {
+    SCOPED_TRACE(target);
+    expect_error(call(target), 404, "NOT_FOUND");
+  }
+  EXPECT_EQ(seq.faulty->calls(), 0u);
+}
+
+TEST_F(HttpSequenceTest, MethodsEachRouteTakesAndTheAllowOfTheOthers) {
+  for (const char* target : {"/v1/sequences/orders/next", "/v1/sequences/orders/range?size=5"}) {
+    SCOPED_TRACE(target);
+    // HEAD must not burn numbers.
+    const HttpResponse head = call(target, "HEAD");
+    expect_error(head, 405, "METHOD_NOT_ALLOWED");
+    EXPECT_EQ(header(head, "Allow"), "GET");
+    for (const char* method : {"POST", "PUT", "DELETE"}) {
+      const HttpResponse r = call(target, method);
+      expect_error(r, 405, "METHOD_NOT_ALLOWED");
+      EXPECT_EQ(header(r, "Allow"), "GET");
+    }
+  }
+  EXPECT_EQ(seq.faulty->calls(), 0u);
+  EXPECT_EQ(seq.service->snapshot().sequences.size(), 0u) << "no numbers taken";
+
+  const HttpResponse del = call("/v1/sequences/orders", "DELETE");
+  expect_error(del, 405, "METHOD_NOT_ALLOWED");
+  EXPECT_EQ(header(del, "Allow"), "GET, HEAD, PUT");
+  const HttpResponse put_list = call("/v1/sequences", "PUT");
+  expect_error(put_list, 405, "METHOD_NOT_ALLOWED");
+  EXPECT_EQ(header(put_list, "Allow"), "GET, HEAD");
+  EXPECT_EQ(call("/v1/sequences", "HEAD").status, 200u);
+}
+
+TEST_F(HttpSequenceTest, TheTokenGuardsEverySequenceRoute) {
+  handler = make_handler("s3cret", seq.service.get());
+  for (const char* target : {"/v1/sequences", "/v1/sequences/orders", "/v1/sequences/orders/next",
+                             "/v1/sequences/orders/range?size=1", "/v1/sequences/ghost"}) {
+    SCOPED_TRACE(target);
+    const HttpResponse r = call(target);
+    EXPECT_EQ(r.status, 401u);
+    EXPECT_TRUE(header(r, "WWW-Authenticate").has_value());
+  }
+  EXPECT_EQ(call("/v1/sequences/new", "PUT").status, 401u);
+  EXPECT_EQ(seq.faulty->calls(), 0u);
+  EXPECT_EQ(call("/v1/sequences/orders/next", "GET", "Bearer s3cret").status, 200u);
+}
+
+TEST_F(HttpSequenceTest, WithSequencesOffEveryRouteIsNotFoundSequencesOff) {
+  SequenceService disabled(nullptr, seq.clock, test_support::sequence_test_options());
+  for (SequenceService* sequences : {static_cast<SequenceService*>(nullptr), &disabled}) {
+    handler = make_handler("", sequences);
+    for (const char* target : {"/v1/sequences", "/v1/sequences/orders", "/v1/sequences/orders/next",
+                               "/v1/sequences/orders/range?size=1", "/v1/sequences/a%20b"}) {
+      SCOPED_TRACE(target);
+      const HttpResponse r = call(target);
+      expect_error(r, 404, "SEQUENCES_OFF");
+      EXPECT_EQ(json(r).str("message"), kSequencesOffMessage);
+    }
+    expect_error(call("/v1/sequences/orders", "PUT"), 404, "SEQUENCES_OFF");
+    EXPECT_EQ(call("/v1/ids").status, 200u) << "ids are served";
+  }
+  handler = make_handler("s3cret", nullptr);
+  EXPECT_EQ(call("/v1/sequences").status, 401u) << "the token first, as for unknown paths";
+}
+
+TEST_F(HttpSequenceTest, AnUnreachableTableIsServiceUnavailableWithRetryAfter) {
+  seq.faulty->set_failure(Status(Code::kUnavailable, "connection refused (injected)"));
+  for (const char* target : {"/v1/sequences/orders/next", "/v1/sequences/orders/range?size=5",
+                             "/v1/sequences/orders", "/v1/sequences"}) {
+    SCOPED_TRACE(target);
+    const HttpResponse r = call(target);
+    expect_error(r, 503, "UNAVAILABLE", true);
+    EXPECT_EQ(header(r, "Retry-After"), "1");
+  }
+  expect_error(call("/v1/sequences/new", "PUT"), 503, "UNAVAILABLE", true);
+}
+
+TEST_F(HttpSequenceTest, ASpentSequenceIsConflict) {
+  seq.create("last", std::numeric_limits<std::int64_t>::max() - 1, 5);
+  expect_error(call("/v1/sequences/last/next"), 409, "OUT_OF_RANGE");
+  expect_error(call("/v1/sequences/last/range?size=2"), 409, "OUT_OF_RANGE");
+}
+
+TEST_F(HttpSequenceTest, OnlyRequestsThatWaitOnTheTableAreDeferred) {
+  const auto defer = [&](std::string_view target, std::string_view method = "GET") {
+    return handler->handle_or_defer(
+        HttpRequest{.method = method, .target = target, .authorization = {}});
+  };
+  // No buffer yet: the pool opens it.
+  HttpOutcome first = defer("/v1/sequences/orders/next");
+  ASSERT_TRUE(first.deferred);
+  EXPECT_EQ(seq.faulty->calls(), 0u) << "nothing ran here";
+  const HttpResponse r = first.deferred();
+  EXPECT_EQ(r.body, R"({"sequence":"orders","numbers":["1001"]})");
+
+  // The buffer answers now, on this thread, whatever the table does.
+  seq.faulty->set_stalled(true);
+  HttpOutcome now = defer("/v1/sequences/orders/next?count=2");
+  EXPECT_FALSE(now.deferred);
+  EXPECT_EQ(now.response.body, R"({"sequence":"orders","numbers":["1002","1003"]})");
+
+  // These always reach the table.
+  EXPECT_TRUE(defer("/v1/sequences/orders/range?size=5").deferred);
+  EXPECT_TRUE(defer("/v1/sequences/orders").deferred);
+  EXPECT_TRUE(defer("/v1/sequences/orders", "HEAD").deferred);
+  EXPECT_TRUE(defer("/v1/sequences/x", "PUT").deferred);
+  EXPECT_TRUE(defer("/v1/sequences").deferred);
+  // Refusals that need no table never are.
+  EXPECT_FALSE(defer("/v1/sequences/orders/range").deferred);
+  EXPECT_FALSE(defer("/v1/sequences/a%20b/next").deferred);
+  EXPECT_FALSE(defer("/v1/sequences/orders/next", "HEAD").deferred);
+  EXPECT_FALSE(defer("/v1/ids").deferred);
+  seq.faulty->set_stalled(false);
+}
+
+}  // namespace
+}  // namespace snowid::daemon

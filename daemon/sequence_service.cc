@@ -1,0 +1,347 @@
+#include "sequence_service.h"
+
+#include <algorithm>
+#include <utility>
+
+namespace snowid::daemon {
+namespace {
+
+std::string quoted(std::string_view name) {
+  std::string s = "sequence '";
+  s.append(name);
+  s += '\'';
+  return s;
+}
+
+// The store's answer for `name`, in the words the clients see: the stores
+// word kNotFound and kAlreadyExists each in their own way, and the
+// transports append a hint to these.
+Status refusal(std::string_view name, const Status& s) {
+  switch (s.code()) {
+    case Code::kNotFound:
+      return Status(Code::kNotFound, quoted(name) + " does not exist");
+    case Code::kAlreadyExists:
+      return Status(Code::kAlreadyExists, quoted(name) + " exists already");
+    default:
+      return s;
+  }
+}
+
+std::size_t latency_bucket(Duration d) {
+  const double ms = std::chrono::duration<double, std::milli>(d).count();
+  std::size_t i = 0;
+  while (i < kStoreLatencyBoundsMs.size() && ms > kStoreLatencyBoundsMs[i]) ++i;
+  return i;
+}
+
+// Adds the counters of `from` into `into`; the gauges (step, buffered) and
+// the last error are not counters and stay as they are.
+void add_counters(SequenceBufferStats& into, const SequenceBufferStats& from) {
+  into.numbers_issued += from.numbers_issued;
+  into.numbers_lost += from.numbers_lost;
+  into.ranges_fetched += from.ranges_fetched;
+  into.store_calls += from.store_calls;
+  into.store_failures += from.store_failures;
+  into.waits += from.waits;
+  into.wait_timeouts += from.wait_timeouts;
+  into.wait_time += from.wait_time;
+  for (std::size_t i = 0; i < into.store_latency.size(); ++i) {
+    into.store_latency[i] += from.store_latency[i];
+  }
+  into.store_latency_total += from.store_latency_total;
+}
+
+}  // namespace
+
+struct SequenceService::Entry {
+  std::shared_ptr<SequenceBuffer> buffer;  // guarded by mu_
+  // Counters of the buffers dropped so far, what they held counted as lost.
+  SequenceBufferStats retired;  // guarded by mu_
+  std::atomic<std::uint64_t> ranges_served{0};
+};
+
+SequenceService::SequenceService(std::unique_ptr<TicketStore> store, const Clock& clock,
+                                 SequenceServiceOptions options)
+    : store_(std::move(store)), clock_(clock), options_(std::move(options)) {}
+
+SequenceService::~SequenceService() { close(); }
+
+namespace {
+
+// A call that the store could not answer: unreachable, busy, a broken or
+// unknown table. A refusal (no such sequence, one that exists, one spent) is
+// an answer.
+bool store_failed(const Status& s) {
+  switch (s.code()) {
+    case Code::kOk:
+    case Code::kNotFound:
+    case Code::kAlreadyExists:
+    case Code::kOutOfRange:
+    case Code::kInvalidArgument:
+      return false;
+    default:
+      return true;
+  }
+}
+
+}  // namespace
+
+Status SequenceService::usable(std::string_view name) const {
+  if (!enabled()) return Status(Code::kFailedPrecondition, std::string(kSequencesOffMessage));
+  return validate_sequence_name(name);
+}
+
+void SequenceService::count_store_call(Duration latency, bool failed) noexcept {
+  store_calls_.fetch_add(1, std::memory_order_relaxed);
+  if (failed) store_failures_.fetch_add(1, std::memory_order_relaxed);
+  store_latency_[latency_bucket(latency)].fetch_add(1, std::memory_order_relaxed);
+  store_latency_ns_.fetch_add(latency.count(), std::memory_order_relaxed);
+}
+
+SequenceService::Entry& SequenceService::entry_locked(std::string_view name) {
+  auto it = entries_.find(name);
+  if (it == entries_.end()) {
+    it = entries_.emplace(std::string(name), std::make_unique<Entry>()).first;
+  }
+  return *it->second;
+}
+
+SequenceNumbers SequenceService::try_next(std::string_view name, std::int64_t count) {
+  SequenceNumbers out;
+  if (Status s = usable(name); !s.is_ok()) {
+    out.status = std::move(s);
+    return out;
+  }
+  if (count < 1 || count > kMaxSequenceRange) {
+    out.status = Status(Code::kInvalidArgument,
+                        "count must be between 1 and " + std::to_string(kMaxSequenceRange));
+    return out;
+  }
+  std::shared_lock<std::shared_mutex> lock(mu_);
+  if (closed_) {
+    out.status = Status(Code::kUnavailable, "the daemon is shutting down");
+    return out;
+  }
+  const auto it = entries_.find(name);
+  if (it == entries_.end() || !it->second->buffer) {
+    out.would_wait = true;
+    return out;
+  }
+  Result<bool> taken = it->second->buffer->try_next_n(count, out.ranges);
+  if (!taken.is_ok()) {
+    out.ranges.clear();
+    if (taken.status().code() == Code::kNotFound) {
+      // The row is gone: next(), on the pool, drops the buffer.
+      out.would_wait = true;
+      return out;
+    }
+    out.status = refusal(name, taken.status());
+    return out;
+  }
+  if (!taken.value()) {
+    out.ranges.clear();
+    out.would_wait = true;
+  }
+  return out;
+}
+
+Result<std::shared_ptr<SequenceBuffer>> SequenceService::buffer_for(std::string_view name) {
+  const auto find = [&]() -> Result<std::shared_ptr<SequenceBuffer>> {
+    std::shared_lock<std::shared_mutex> lock(mu_);
+    if (closed_) return Status(Code::kUnavailable, "the daemon is shutting down");
+    const auto it = entries_.find(name);
+    if (it == entries_.end() || !it->second->buffer) return std::shared_ptr<SequenceBuffer>();
+    return it->second->buffer;
+  };
+  Result<std::shared_ptr<SequenceBuffer>> found = find();
+  if (!found.is_ok() || found.value()) return found;
+
+  std::lock_guard<std::mutex> opening(open_mu_);
+  found = find();
+  if (!found.is_ok() || found.value()) return found;
+  // The row first: a buffer is opened only for a sequence that exists.
+  const MonoTime start = clock_.mono_now();
+  const Result<SequenceInfo> row = store_->get(name);
+  count_store_call(clock_.mono_now() - start, store_failed(row.status()));
+  if (!row.is_ok()) return refusal(name, row.status());
+  Result<std::unique_ptr<SequenceBuffer>> opened =
+      SequenceBuffer::open(*store_, std::string(name), clock_, options_.buffer);
+  if (!opened.is_ok()) return opened.status();
+  std::shared_ptr<SequenceBuffer> buffer(std::move(opened).value());
+  std::unique_lock<std::shared_mutex> lock(mu_);
+  if (closed_) {
+    lock.unlock();
+    return Status(Code::kUnavailable, "the daemon is shutting down");
+  }
+  entry_locked(name).buffer = buffer;
+  return buffer;
+}
+
+void SequenceService::retire(std::string_view name, const std::shared_ptr<SequenceBuffer>& buffer) {
+  std::shared_ptr<SequenceBuffer> gone;
+  {
+    std::unique_lock<std::shared_mutex> lock(mu_);
+    const auto it = entries_.find(name);
+    if (it == entries_.end() || it->second->buffer != buffer) return;
+    Entry& e = *it->second;
+    SequenceBufferStats s = buffer->stats();
+    s.numbers_lost += static_cast<std::uint64_t>(std::max<std::int64_t>(s.buffered, 0));
+    add_counters(e.retired, s);
+    gone = std::move(e.buffer);
+  }
+  // `gone`, if the last reference, is destroyed here, off the event loops.
+}
+
+SequenceNumbers SequenceService::next(std::string_view name, std::int64_t count) {
+  SequenceNumbers out;
+  if (Status s = usable(name); !s.is_ok()) {
+    out.status = std::move(s);
+    return out;
+  }
+  if (count < 1 || count > kMaxSequenceRange) {
+    out.status = Status(Code::kInvalidArgument,
+                        "count must be between 1 and " + std::to_string(kMaxSequenceRange));
+    return out;
+  }
+  Result<std::shared_ptr<SequenceBuffer>> buffer = buffer_for(name);
+  if (!buffer.is_ok()) {
+    out.status = buffer.status();
+    return out;
+  }
+  Status s = buffer.value()->next_n(count, out.ranges);
+  if (!s.is_ok()) {
+    out.ranges.clear();
+    if (s.code() == Code::kNotFound) retire(name, buffer.value());
+    out.status = refusal(name, s);
+  }
+  return out;
+}
+
+Result<SequenceRange> SequenceService::range(std::string_view name, std::int64_t size) {
+  if (Status s = usable(name); !s.is_ok()) return s;
+  if (size < 1 || size > options_.max_range) {
+    return Status(Code::kInvalidArgument,
+                  "size must be between 1 and " + std::to_string(options_.max_range));
+  }
+  {
+    std::shared_lock<std::shared_mutex> lock(mu_);
+    if (closed_) return Status(Code::kUnavailable, "the daemon is shutting down");
+  }
+  const MonoTime start = clock_.mono_now();
+  Result<SequenceRange> taken = store_->take(name, size);
+  count_store_call(clock_.mono_now() - start, store_failed(taken.status()));
+  if (!taken.is_ok()) return refusal(name, taken.status());
+  {
+    // The row exists (the take succeeded), so the entry is bounded by the
+    // table's rows.
+    std::shared_lock<std::shared_mutex> lock(mu_);
+    const auto it = entries_.find(name);
+    if (it != entries_.end()) {
+      it->second->ranges_served.fetch_add(1, std::memory_order_relaxed);
+      return taken;
+    }
+  }
+  std::unique_lock<std::shared_mutex> lock(mu_);
+  entry_locked(name).ranges_served.fetch_add(1, std::memory_order_relaxed);
+  return taken;
+}
+
+Status SequenceService::create(std::string_view name, std::int64_t start, std::int64_t step) {
+  if (Status s = usable(name); !s.is_ok()) return s;
+  if (Status s = validate_sequence_create(name, start, step); !s.is_ok()) return s;
+  const MonoTime t0 = clock_.mono_now();
+  const Status s = store_->create(name, start, step);
+  count_store_call(clock_.mono_now() - t0, store_failed(s));
+  return s.is_ok() ? s : refusal(name, s);
+}
+
+Result<SequenceDetails> SequenceService::info(std::string_view name) {
+  if (Status s = usable(name); !s.is_ok()) return s;
+  const MonoTime t0 = clock_.mono_now();
+  Result<SequenceInfo> row = store_->get(name);
+  count_store_call(clock_.mono_now() - t0, store_failed(row.status()));
+  if (!row.is_ok()) return refusal(name, row.status());
+  SequenceDetails details;
+  details.row = std::move(row).value();
+  std::shared_lock<std::shared_mutex> lock(mu_);
+  const auto it = entries_.find(name);
+  if (it != entries_.end() && it->second->buffer) {
+    details.buffered = true;
+    details.buffer = it->second->buffer->stats();
+  }
+  return details;
+}
+
+Result<std::vector<std::string>> SequenceService::list() {
+  if (!enabled()) return Status(Code::kFailedPrecondition, std::string(kSequencesOffMessage));
+  const MonoTime t0 = clock_.mono_now();
+  Result<std::vector<SequenceInfo>> rows = store_->list();
+  count_store_call(clock_.mono_now() - t0, store_failed(rows.status()));
+  if (!rows.is_ok()) return rows.status();
+  std::vector<std::string> names;
+  names.reserve(rows->size());
+  for (SequenceInfo& row : rows.value()) names.push_back(std::move(row.name));
+  return names;
+}
+
+SequencesSnapshot SequenceService::snapshot() const {
+  SequencesSnapshot out;
+  out.enabled = enabled();
+  if (store_) out.store_kind = std::string(store_->kind());
+  out.store = options_.store_description;
+  out.store_calls = store_calls_.load(std::memory_order_relaxed);
+  out.store_failures = store_failures_.load(std::memory_order_relaxed);
+  for (std::size_t i = 0; i < out.store_latency.size(); ++i) {
+    out.store_latency[i] = store_latency_[i].load(std::memory_order_relaxed);
+  }
+  out.store_latency_total = Duration(store_latency_ns_.load(std::memory_order_relaxed));
+
+  std::shared_lock<std::shared_mutex> lock(mu_);
+  out.sequences.reserve(entries_.size());
+  for (const auto& [name, entry] : entries_) {
+    SequenceBufferStats s = entry->retired;
+    SequenceCounters c;
+    c.name = name;
+    if (entry->buffer) {
+      const SequenceBufferStats live = entry->buffer->stats();
+      add_counters(s, live);
+      c.buffered = live.buffered;
+      c.has_buffer = true;
+      ++out.buffers;
+    }
+    c.numbers_issued = s.numbers_issued;
+    c.numbers_lost = s.numbers_lost;
+    c.ranges_fetched = s.ranges_fetched;
+    c.ranges_served = entry->ranges_served.load(std::memory_order_relaxed);
+    out.sequences.push_back(std::move(c));
+
+    out.store_calls += s.store_calls;
+    out.store_failures += s.store_failures;
+    for (std::size_t i = 0; i < out.store_latency.size(); ++i) {
+      out.store_latency[i] += s.store_latency[i];
+    }
+    out.store_latency_total += s.store_latency_total;
+    out.buffer_waits += s.waits;
+    out.buffer_wait_timeouts += s.wait_timeouts;
+    out.buffer_wait_time += s.wait_time;
+  }
+  return out;
+}
+
+void SequenceService::close() {
+  std::vector<std::shared_ptr<SequenceBuffer>> gone;
+  {
+    std::unique_lock<std::shared_mutex> lock(mu_);
+    closed_ = true;
+    for (auto& [name, entry] : entries_) {
+      if (!entry->buffer) continue;
+      SequenceBufferStats s = entry->buffer->stats();
+      s.numbers_lost += static_cast<std::uint64_t>(std::max<std::int64_t>(s.buffered, 0));
+      add_counters(entry->retired, s);
+      gone.push_back(std::move(entry->buffer));
+    }
+  }
+  // Destroyed here: each joins its fetcher; what they held is lost.
+}
+
+}  // namespace snowid::daemon
