@@ -175,7 +175,13 @@ class SequenceBuffer::Impl {
         continue;
       }
       Status s = unavailable_now();
-      if (s.is_ok()) s = wait_for_numbers(lock, budget);
+      if (s.is_ok()) {
+        // Both buffers are dry: the next take asks for at least what this
+        // call lacks, so a count larger than the step costs one round trip,
+        // not count / step of them.
+        wanted_ = std::max(wanted_, need);
+        s = wait_for_numbers(lock, budget);
+      }
       if (!s.is_ok()) {
         stats_.numbers_lost += static_cast<std::uint64_t>(count - need);
         return s;
@@ -354,7 +360,13 @@ class SequenceBuffer::Impl {
         fetch_requested_ = false;
         continue;
       }
-      const std::int64_t size = request_size_;
+      std::int64_t size = request_size_;
+      if (size >= 0 && wanted_ > 0) {
+        // A caller of next_n() lacks more than one usual range holds. (0:
+        // the sequence's step, known once a range has come back.)
+        const std::int64_t usual = size > 0 ? size : stats_.step;
+        if (wanted_ > usual) size = std::min(wanted_, kMaxSequenceRange);
+      }
       ++stats_.store_calls;
       lock.unlock();
       const MonoTime sent = clock_.mono_now();
@@ -414,6 +426,8 @@ class SequenceBuffer::Impl {
   void accept(SequenceRange r, std::int64_t asked) {
     ++stats_.ranges_fetched;
     stats_.last_error = Status::ok();
+    // Callers still short say so again when they wait again.
+    wanted_ = 0;
     backoff_ = opt_.retry_backoff;
     high_water_ = r.end;
     // Asked for the sequence's own step: the store says what it is.
@@ -446,6 +460,9 @@ class SequenceBuffer::Impl {
   // The size of the next take(): 0 asks for the sequence's step; -1 (an
   // adaptive buffer with step 0, before its first call) asks get() first.
   std::int64_t request_size_ = 0;
+  // The most numbers a waiting next_n() lacks; the next take asks for at
+  // least this many. 0: no caller is short.
+  std::int64_t wanted_ = 0;
   Duration backoff_;
   bool fetch_requested_ = false;  // the fetcher has work; set by whoever asks
   Status final_error_;            // a non-retryable answer of the store: stands

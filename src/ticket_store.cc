@@ -34,6 +34,14 @@ Status validate_sequence_name(std::string_view name) {
     return invalid("sequence name is " + std::to_string(name.size()) + " bytes; at most " +
                    std::to_string(kMaxSequenceNameLength) + " are allowed");
   }
+  // A first byte of [._-] would let "." and ".." through, which a URL path
+  // resolves away, and "-x" reads as a command-line option.
+  const char first = name.front();
+  if (!((first >= 'A' && first <= 'Z') || (first >= 'a' && first <= 'z') ||
+        (first >= '0' && first <= '9'))) {
+    return invalid("sequence name must start with a letter or a digit; byte 0 is " +
+                   hex_byte(first));
+  }
   for (std::size_t i = 0; i < name.size(); ++i) {
     if (!name_byte_ok(name[i])) {
       return invalid("sequence name may hold only [A-Za-z0-9_.-]; byte " + std::to_string(i) +

@@ -34,6 +34,13 @@ TEST(SequenceNameTest, AcceptsOnlyShortNamesOfUrlSafeBytes) {
       {"percent%20", false},
       {"caf\xc3\xa9", false},  // UTF-8 beyond ASCII
       {std::string("nul\0byte", 8), false},
+      // A URL path resolves "." and ".." away; "-x" reads as an option.
+      {".", false},
+      {"..", false},
+      {".hidden", false},
+      {"-x", false},
+      {"_private", false},
+      {"9lives", true},
   };
   for (const NameCase& c : cases) {
     const Status s = validate_sequence_name(c.name);

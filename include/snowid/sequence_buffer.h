@@ -111,7 +111,9 @@ class SequenceBuffer {
 
   // `count` numbers (1 <= count <= kMaxSequenceRange), increasing, appended
   // to `out` as ranges (consecutive numbers merged). Waits as next() does,
-  // for each range it needs. All or nothing: on an error `out` is left as it
+  // for each range it needs; when both buffers are dry it asks the fetcher
+  // for a range that holds what it lacks, so a count larger than the step
+  // costs one round trip, not count / step. All or nothing: on an error `out` is left as it
   // was and the numbers already taken are lost (counted in numbers_lost).
   Status next_n(std::int64_t count, std::vector<SequenceRange>& out);
 

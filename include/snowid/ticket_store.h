@@ -46,8 +46,10 @@ struct SequenceInfo {
   WallTime updated;  // the last create or take
 };
 
-// OK when `name` is 1 to kMaxSequenceNameLength bytes of [A-Za-z0-9_.-]
-// (safe in a URL path, a RESP word, a metric label and a log line);
+// OK when `name` is 1 to kMaxSequenceNameLength bytes of [A-Za-z0-9_.-], the
+// first a letter or a digit (so safe in a URL path, where "." and ".." would
+// be resolved away, a RESP word, a command line, a metric label and a log
+// line);
 // kInvalidArgument naming the rule otherwise.
 Status validate_sequence_name(std::string_view name);
 // The argument checks every store makes before touching its table, so that
