@@ -5,14 +5,25 @@
 // call at a time under a mutex and a condition variable. A connection that
 // breaks (the server went away, or closed it) is dropped, with every idle one
 // beside it, since a restarted server has closed them all; the next call
-// connects afresh. Values always travel as parameters (PQexecParams, text
-// format), never inside the SQL text.
+// connects afresh. Values always travel as parameters (text format), never
+// inside the SQL text.
+//
+// Every statement is sent without blocking and its answer awaited with
+// poll() for at most statement_timeout + connect_timeout (answer_budget()).
+// The server's own statement_timeout normally ends a slow statement first
+// (57014, and the connection is kept). The bound on this side is for a
+// server that no longer answers at all: a stopped or wedged backend, or a
+// host gone without a reset, whose kernel may keep acknowledging packets so
+// that TCP notices nothing for many minutes. Such a connection is dropped as
+// broken, so the call can be retried on a new one instead of holding the
+// pool (and a SequenceBuffer's fetcher) for ever.
 #include "snowid/postgres_ticket_store.h"
 
 #include <libpq-fe.h>
+#include <poll.h>
 
 #include <algorithm>
-#include <array>
+#include <cerrno>
 #include <charconv>
 #include <chrono>
 #include <condition_variable>
@@ -81,6 +92,13 @@ Status pg_status(PGconn* conn, const PGresult* res, std::string_view what, bool&
     broken = true;  // connection exceptions; the server shutting down or starting
     return Status(Code::kUnavailable, message);
   }
+  // A server that refuses writes: a standby, or a primary being demoted in a
+  // failover. It passes, as a read-only SQLite file does; a new connection
+  // may reach the new primary (a multi-host conninfo, or a moved DNS name).
+  if (code == "25006") {
+    broken = true;
+    return Status(Code::kUnavailable, message);
+  }
   // Timeouts (57014: statement_timeout), lost serialisation or deadlock,
   // a lock not available, resources short (53: too many connections), and
   // the server's own system errors: all pass.
@@ -92,6 +110,89 @@ Status pg_status(PGconn* conn, const PGresult* res, std::string_view what, bool&
   if (code == "23505") return Status(Code::kAlreadyExists, message);
   if (code == "XX001" || code == "XX002") return Status(Code::kDataLoss, message);
   return Status(Code::kFailedPrecondition, message);
+}
+
+// How long one statement's answer is awaited: the server's statement_timeout
+// plus the connect timeout's allowance for the network. Sums that would
+// overflow are cut to a year, which is for ever here.
+Duration answer_budget(const PostgresTicketStoreOptions& o) {
+  constexpr Duration kYear = std::chrono::hours(24 * 365);
+  if (o.statement_timeout >= kYear || o.connect_timeout >= kYear - o.statement_timeout) {
+    return kYear;
+  }
+  return o.statement_timeout + o.connect_timeout;
+}
+
+enum class SocketWait { kReady, kTimedOut, kFailed };
+
+// Waits for `events` on the connection's socket until `deadline`, measured
+// on `clock`; each poll() is also bounded by what was left when it began,
+// so a simulated clock that does not move still ends the wait.
+SocketWait wait_socket(PGconn* conn, short events, const Clock& clock, MonoTime deadline) {
+  const int fd = PQsocket(conn);
+  if (fd < 0) return SocketWait::kFailed;
+  for (;;) {
+    const Duration left = deadline - clock.mono_now();
+    if (left <= Duration::zero()) return SocketWait::kTimedOut;
+    const std::int64_t left_ms = std::chrono::ceil<std::chrono::milliseconds>(left).count();
+    const int timeout_ms =
+        static_cast<int>(std::min<std::int64_t>(left_ms, std::numeric_limits<int>::max()));
+    pollfd p{fd, events, 0};
+    const int n = ::poll(&p, 1, timeout_ms);
+    if (n > 0) return SocketWait::kReady;
+    if (n == 0 && timeout_ms == left_ms) return SocketWait::kTimedOut;
+    if (n < 0 && errno != EINTR) return SocketWait::kFailed;
+  }
+}
+
+// The answer to one command sent by exec_bounded().
+struct Answer {
+  PgResult result;         // null when the command could not be sent or read
+  bool timed_out = false;  // no complete answer within the budget
+};
+
+// Sends `sql` (with `params`, one statement; without, a script of several
+// statements) and collects its answer as PQexec would (the first error, else
+// the last result), waiting at most `budget` on `clock`. The connection
+// must be in nonblocking mode. After a timeout the command is still in
+// flight: the connection must be dropped.
+Answer exec_bounded(PGconn* conn, const char* sql, const std::vector<const char*>* params,
+                    const Clock& clock, Duration budget) {
+  const MonoTime deadline = clock.mono_now() + budget;
+  const int sent = params != nullptr
+                       ? PQsendQueryParams(conn, sql, static_cast<int>(params->size()), nullptr,
+                                           params->data(), nullptr, nullptr, 0)
+                       : PQsendQuery(conn, sql);
+  if (sent == 0) return {};
+  // The command may not fit in the socket's buffer at once.
+  for (int flushed = PQflush(conn); flushed != 0; flushed = PQflush(conn)) {
+    if (flushed < 0) return {};
+    const SocketWait w = wait_socket(conn, POLLIN | POLLOUT, clock, deadline);
+    if (w == SocketWait::kTimedOut) return {nullptr, true};
+    if (w == SocketWait::kFailed || PQconsumeInput(conn) == 0) return {};
+  }
+  Answer answer;
+  for (;;) {
+    while (PQisBusy(conn) != 0) {
+      const SocketWait w = wait_socket(conn, POLLIN, clock, deadline);
+      if (w == SocketWait::kTimedOut) {
+        answer.timed_out = true;
+        return answer;
+      }
+      // A connection that failed while reading is not asked for more.
+      if (w == SocketWait::kFailed || PQconsumeInput(conn) == 0) {
+        answer.result.reset();
+        return answer;
+      }
+    }
+    PGresult* r = PQgetResult(conn);
+    if (r == nullptr) return answer;
+    if (answer.result != nullptr && PQresultStatus(answer.result.get()) == PGRES_FATAL_ERROR) {
+      PQclear(r);
+    } else {
+      answer.result.reset(r);
+    }
+  }
 }
 
 Result<std::int64_t> parse_int(const PGresult* res, int row, int column, std::string_view name) {
@@ -132,12 +233,14 @@ class PostgresTicketStore;
 // One connection lent by the pool to one call; given back on destruction.
 class Lease {
  public:
-  Lease(PostgresTicketStore* store, PGconn* conn, bool reused)
-      : store_(store), conn_(conn), reused_(reused) {}
+  Lease(PostgresTicketStore* store, PGconn* conn, bool reused, const Clock& clock, Duration budget)
+      : store_(store), conn_(conn), reused_(reused), clock_(&clock), budget_(budget) {}
   Lease(Lease&& other) noexcept
       : store_(std::exchange(other.store_, nullptr)),
         conn_(std::exchange(other.conn_, nullptr)),
         reused_(other.reused_),
+        clock_(other.clock_),
+        budget_(other.budget_),
         broken_(other.broken_) {}
   Lease& operator=(Lease&&) = delete;
   Lease(const Lease&) = delete;
@@ -151,21 +254,21 @@ class Lease {
     std::vector<const char*> values;
     values.reserve(owned.size());
     for (const std::string& p : owned) values.push_back(p.c_str());
-    PgResult res(PQexecParams(conn_, sql, static_cast<int>(values.size()), nullptr, values.data(),
-                              nullptr, nullptr, 0));
-    return checked(std::move(res), what);
+    return checked(exec_bounded(conn_, sql, &values, *clock_, budget_), what);
   }
 
   // Runs a text of several statements without parameters (a migration).
   Result<PgResult> run_script(const std::string& sql, std::string_view what) {
-    return checked(PgResult(PQexec(conn_, sql.c_str())), what);
+    return checked(exec_bounded(conn_, sql.c_str(), nullptr, *clock_, budget_), what);
   }
 
   // Ends a failed transaction, if one is open, and returns `why`.
   Status rollback(Status why) {
     if (!broken_ && PQtransactionStatus(conn_) != PQTRANS_IDLE) {
-      PgResult res(PQexec(conn_, "ROLLBACK"));
-      if (PQresultStatus(res.get()) != PGRES_COMMAND_OK) broken_ = true;
+      const Answer answer = exec_bounded(conn_, "ROLLBACK", nullptr, *clock_, budget_);
+      if (answer.result == nullptr || PQresultStatus(answer.result.get()) != PGRES_COMMAND_OK) {
+        broken_ = true;
+      }
     }
     return why;
   }
@@ -176,15 +279,29 @@ class Lease {
   bool reused() const noexcept { return reused_; }
 
  private:
-  Result<PgResult> checked(PgResult res, std::string_view what) {
+  Result<PgResult> checked(Answer answer, std::string_view what) {
+    if (answer.timed_out) {
+      // The statement may still run, and even commit: a take's range is
+      // then a gap. The connection is out of step with its answers.
+      broken_ = true;
+      return Status(
+          Code::kUnavailable,
+          "postgresql: " + std::string(what) + ": no answer within " +
+              std::to_string(
+                  std::chrono::duration_cast<std::chrono::milliseconds>(budget_).count()) +
+              " ms (statement_timeout + connect_timeout); the connection is dropped");
+    }
+    PgResult& res = answer.result;
     const ExecStatusType st = res != nullptr ? PQresultStatus(res.get()) : PGRES_FATAL_ERROR;
-    if (st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK) return res;
+    if (st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK) return std::move(res);
     return pg_status(conn_, res.get(), what, broken_);
   }
 
   PostgresTicketStore* store_;
   PGconn* conn_;
   bool reused_;
+  const Clock* clock_;
+  Duration budget_;
   bool broken_ = false;
 };
 
@@ -203,7 +320,7 @@ class PostgresTicketStore final : public TicketStore {
                  if (Status s = migrate_on(lease); !s.is_ok()) return s;
                  return true;
                },
-               /*auto_migrate=*/false, /*retry=*/true)
+               /*prepare=*/false, /*retry=*/true)
         .status();
   }
 
@@ -228,7 +345,7 @@ class PostgresTicketStore final : public TicketStore {
           }
           return true;
         },
-        options_.migrate, /*retry=*/false);
+        /*prepare=*/true, /*retry=*/false);
     return done.is_ok() ? Status::ok() : done.status();
   }
 
@@ -282,7 +399,7 @@ class PostgresTicketStore final : public TicketStore {
           return Status(Code::kUnavailable, "postgresql: sequence " + sequences::quoted_name(name) +
                                                 " changed during take");
         },
-        options_.migrate, /*retry=*/true);
+        /*prepare=*/true, /*retry=*/true);
   }
 
   Result<SequenceInfo> get(std::string_view name) override {
@@ -294,7 +411,7 @@ class PostgresTicketStore final : public TicketStore {
           if (!row.value().has_value()) return sequences::no_sequence_error(name);
           return std::move(*row.value());
         },
-        options_.migrate, /*retry=*/true);
+        /*prepare=*/true, /*retry=*/true);
   }
 
   Result<std::vector<SequenceInfo>> list() override {
@@ -316,7 +433,7 @@ class PostgresTicketStore final : public TicketStore {
           }
           return out;
         },
-        options_.migrate, /*retry=*/true);
+        /*prepare=*/true, /*retry=*/true);
   }
 
   std::string_view kind() const noexcept override { return "postgresql"; }
@@ -344,20 +461,21 @@ class PostgresTicketStore final : public TicketStore {
   }
 
  private:
-  // Runs `call` on a lent connection, first migrating when the store should
-  // and has not yet. With `retry`, a call that failed because a connection
-  // from an earlier call had broken (the server restarted in between) is
-  // tried once more on another connection.
+  // Runs `call` on a lent connection, with `prepare` first making sure of
+  // the schema (prepare_schema()) until that has succeeded once. With
+  // `retry`, a call that failed because a connection from an earlier call
+  // had broken (the server restarted in between) is tried once more on
+  // another connection.
   template <typename F>
-  auto with_connection(F&& call, bool auto_migrate, bool retry)
+  auto with_connection(F&& call, bool prepare, bool retry)
       -> decltype(call(std::declval<Lease&>())) {
     using R = decltype(call(std::declval<Lease&>()));
     for (int attempt = 0;; ++attempt) {
       Result<Lease> lease = acquire();
       if (!lease.is_ok()) return R(lease.status());
-      if (auto_migrate && !migrated()) {
-        if (Status s = migrate_on(lease.value()); !s.is_ok()) {
-          // Migrating again is always safe: it is idempotent.
+      if (prepare && !schema_ready()) {
+        if (Status s = prepare_schema(lease.value()); !s.is_ok()) {
+          // Migrating or reading the version again is always safe.
           if (attempt == 0 && lease->broken() && lease->reused()) continue;
           return R(s);
         }
@@ -370,9 +488,27 @@ class PostgresTicketStore final : public TicketStore {
     }
   }
 
-  bool migrated() {
+  bool schema_ready() {
     std::lock_guard<std::mutex> lock(mu_);
-    return migrated_;
+    return schema_ready_;
+  }
+
+  // Migrates the schema when the store should (options.migrate). Otherwise
+  // only reads its version: a schema newer than this code is refused, as
+  // migrate() would, since its rules may not be the ones this code keeps; a
+  // missing one is left to the call, which then says "run migrate".
+  Status prepare_schema(Lease& lease) {
+    if (options_.migrate) return migrate_on(lease);
+    Result<std::int64_t> version = schema_version(lease);
+    if (!version.is_ok()) return version.status();
+    if (version.value() > sequences::kSchemaVersion) {
+      return sequences::newer_schema_error(version.value());
+    }
+    if (version.value() > 0) {
+      std::lock_guard<std::mutex> lock(mu_);
+      schema_ready_ = true;
+    }
+    return Status::ok();
   }
 
   Result<Lease> acquire() {
@@ -386,7 +522,8 @@ class PostgresTicketStore final : public TicketStore {
         idle_.pop_back();
       }
     }
-    if (conn != nullptr) return Lease(this, conn, /*reused=*/true);
+    const Duration budget = answer_budget(options_);
+    if (conn != nullptr) return Lease(this, conn, /*reused=*/true, clock_, budget);
     Result<PGconn*> made = connect();
     if (!made.is_ok()) {
       {
@@ -396,10 +533,12 @@ class PostgresTicketStore final : public TicketStore {
       cv_.notify_all();
       return made.status();
     }
-    return Lease(this, made.value(), /*reused=*/false);
+    return Lease(this, made.value(), /*reused=*/false, clock_, budget);
   }
 
-  // A new connection with the store's statement_timeout, or kUnavailable.
+  // A new connection, in nonblocking mode, with the store's
+  // statement_timeout, synchronous commits and READ COMMITTED; or
+  // kUnavailable.
   Result<PGconn*> connect() {
     using std::chrono::ceil;
     using std::chrono::seconds;
@@ -416,16 +555,36 @@ class PostgresTicketStore final : public TicketStore {
       PQfinish(conn);
       return s;
     }
+    // Sends never block: exec_bounded() waits for the socket itself.
+    if (PQsetnonblocking(conn, 1) != 0) {
+      Status s(Code::kUnavailable, "postgresql: connect: " + trimmed(PQerrorMessage(conn)));
+      PQfinish(conn);
+      return s;
+    }
     const std::string timeout_ms = std::to_string(
         std::chrono::duration_cast<std::chrono::milliseconds>(options_.statement_timeout).count());
-    PgResult res(PQexecParams(conn, "SELECT set_config('statement_timeout', $1, false)", 1, nullptr,
-                              std::array<const char*, 1>{timeout_ms.c_str()}.data(), nullptr,
-                              nullptr, 0));
-    if (PQresultStatus(res.get()) != PGRES_TUPLES_OK) {
-      bool broken = false;
-      Status s = pg_status(conn, res.get(), "set statement_timeout", broken);
+    // Two defaults a database or role may have been given are overridden
+    // for this session:
+    // - synchronous_commit off (or local, or remote_write): the server then
+    //   acknowledges a commit that a crash (or a failover) can still
+    //   forget, and the next take would return the same range again. A
+    //   take must be durable before its range is handed out: at least "on"
+    //   (a stricter remote_apply is kept).
+    // - default_transaction_isolation above read committed: concurrent
+    //   takers of a row would fail with serialisation errors instead of
+    //   queueing, and a migrator would read the version from a snapshot
+    //   taken before it held the migration lock.
+    Lease setup(nullptr, conn, /*reused=*/false, clock_, answer_budget(options_));
+    Result<PgResult> set = setup.run(
+        "SELECT set_config('statement_timeout', $1, false),"
+        " set_config('synchronous_commit',"
+        "   CASE current_setting('synchronous_commit') WHEN 'remote_apply' THEN 'remote_apply'"
+        "   ELSE 'on' END, false),"
+        " set_config('default_transaction_isolation', 'read committed', false)",
+        {timeout_ms}, "configure the session");
+    if (!set.is_ok()) {
       PQfinish(conn);
-      return Status(Code::kUnavailable, s.message());
+      return Status(Code::kUnavailable, set.status().message());
     }
     return conn;
   }
@@ -454,7 +613,7 @@ class PostgresTicketStore final : public TicketStore {
           return lease.rollback(r.status());
         }
         std::lock_guard<std::mutex> lock(mu_);
-        migrated_ = true;
+        schema_ready_ = true;
         return Status::ok();
       }
       const Migration& m = kMigrations[version.value()];
@@ -477,10 +636,18 @@ class PostgresTicketStore final : public TicketStore {
   }
 
   // The highest recorded migration; 0 without the migrations table.
+  //
+  // The table is looked for in pg_class, read with this statement's
+  // snapshot, rather than with to_regclass(), which answers from the
+  // backend's catalog cache: a connection that looked before the table
+  // existed may keep that answer through a migration another one committed
+  // while this one waited for the migration lock, and apply it again.
   Result<std::int64_t> schema_version(Lease& lease) {
-    Result<PgResult> has =
-        lease.run("SELECT to_regclass($1) IS NOT NULL", {sequences::kMigrationsTable},
-                  "look for the migrations table");
+    Result<PgResult> has = lease.run(
+        "SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_class c"
+        " WHERE c.relname = $1 AND c.relkind IN ('r', 'p')"
+        " AND pg_catalog.pg_table_is_visible(c.oid))",
+        {sequences::kMigrationsTable}, "look for the migrations table");
     if (!has.is_ok()) return has.status();
     if (std::string_view(PQgetvalue(has.value().get(), 0, 0)) != "t") return std::int64_t{0};
     Result<PgResult> max =
@@ -508,7 +675,7 @@ class PostgresTicketStore final : public TicketStore {
   std::condition_variable cv_;
   std::vector<PGconn*> idle_;  // sound connections waiting for a call
   std::size_t lent_ = 0;       // connections lent out, or being made
-  bool migrated_ = false;      // the schema was found or made current once
+  bool schema_ready_ = false;  // prepare_schema() found the schema usable (or made it so) once
 };
 
 Lease::~Lease() {

@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 #include <libpq-fe.h>
+#include <signal.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -53,6 +55,42 @@ class Connection {
  private:
   PGconn* conn_;
 };
+
+// Holds a server process stopped (SIGSTOP) until destroyed: a backend that
+// hangs while its host still acknowledges every packet, so that neither TCP
+// nor the server's own statement_timeout ends a statement sent to it.
+class FrozenProcess {
+ public:
+  explicit FrozenProcess(pid_t pid) : pid_(pid) {
+    frozen_ = pid_ > 0 && ::kill(pid_, SIGSTOP) == 0;
+  }
+  ~FrozenProcess() { thaw(); }
+  FrozenProcess(const FrozenProcess&) = delete;
+  FrozenProcess& operator=(const FrozenProcess&) = delete;
+  bool frozen() const { return frozen_; }
+  void thaw() {
+    if (frozen_) ::kill(pid_, SIGCONT);
+    frozen_ = false;
+  }
+  // Ends the process without letting it run again.
+  bool kill_frozen() {
+    const bool killed = frozen_ && ::kill(pid_, SIGKILL) == 0;
+    frozen_ = false;
+    return killed;
+  }
+
+ private:
+  pid_t pid_;
+  bool frozen_ = false;
+};
+
+// The server process pg_stat_activity shows `where` (an SQL condition of the
+// test's own), or 0.
+pid_t server_pid(const std::string& conninfo, const std::string& where) {
+  Result<std::string> pid =
+      Connection(conninfo).query("SELECT pid FROM pg_stat_activity WHERE " + where);
+  return pid.is_ok() && !pid.value().empty() ? static_cast<pid_t>(std::stol(pid.value())) : 0;
+}
 
 class PostgresBackend final : public StoreBackend {
  public:
@@ -228,6 +266,58 @@ TEST_F(PostgresRestartTest, IdleConnectionsClosedByARestartAreReplacedWithoutAnE
   EXPECT_EQ(info->next_value, r->end);
 }
 
+// A database (or role) set to synchronous_commit = off acknowledges a commit
+// before its WAL is written; a crash then forgets the last takes, and the
+// next take would hand their ranges out again. The store's sessions commit
+// synchronously whatever the default. The crash is made certain: the WAL
+// writer is held stopped (nothing else writes WAL here meanwhile), then
+// killed, which makes the postmaster reset every process and recover.
+TEST_F(PostgresRestartTest, TakesSurviveACrashOfADatabaseThatCommitsAsynchronously) {
+  const std::string conninfo = server_->conninfo() + "?options=-csynchronous_commit%3Doff";
+  PostgresTicketStoreOptions options;
+  options.connect_timeout = 2s;
+  Result<std::unique_ptr<TicketStore>> opened =
+      open_postgres_ticket_store(conninfo, clock_, options);
+  ASSERT_TRUE(opened.is_ok());
+  TicketStore& store = *opened.value();
+  ASSERT_TRUE(store.create("orders", 0, 10).is_ok());
+  Connection admin(server_->conninfo());
+  // A synchronous commit writes all the WAL before it: the row is on disk.
+  ASSERT_TRUE(admin.query("CREATE TABLE flushed ()").is_ok());
+  const pid_t walwriter = server_pid(server_->conninfo(), "backend_type = 'walwriter'");
+  ASSERT_NE(walwriter, 0);
+  std::int64_t handed_out_end = 0;
+  {
+    FrozenProcess frozen(walwriter);
+    ASSERT_TRUE(frozen.frozen());
+    for (int i = 0; i < 3; ++i) {
+      Result<SequenceRange> r = store.take("orders", 0);
+      ASSERT_TRUE(r.is_ok()) << r.status().to_string();
+      handed_out_end = r->end;
+    }
+    ASSERT_TRUE(frozen.kill_frozen());
+  }
+  ASSERT_EQ(handed_out_end, 30);
+  // The postmaster resets the server by itself (a new WAL writer shows it
+  // done); calls are UNAVAILABLE meanwhile.
+  const auto give_up = std::chrono::steady_clock::now() + 60s;
+  pid_t new_walwriter = 0;
+  while (std::chrono::steady_clock::now() < give_up) {
+    new_walwriter = server_pid(server_->conninfo(), "backend_type = 'walwriter'");
+    if (new_walwriter != 0 && new_walwriter != walwriter) break;
+    std::this_thread::sleep_for(20ms);
+  }
+  ASSERT_NE(new_walwriter, walwriter) << server_->log_tail();
+  Result<SequenceRange> after = Status(Code::kUnavailable, "not tried");
+  while (std::chrono::steady_clock::now() < give_up) {
+    after = store.take("orders", 0);
+    if (after.is_ok() || after.status().code() != Code::kUnavailable) break;
+    std::this_thread::sleep_for(50ms);
+  }
+  ASSERT_TRUE(after.is_ok()) << after.status().to_string() << "\n" << server_->log_tail();
+  EXPECT_GE(after->first, handed_out_end) << "a range handed out before the crash, again";
+}
+
 TEST_F(PostgresRestartTest, RestartUnderLoadNeverHandsOutANumberTwice) {
   Result<std::unique_ptr<TicketStore>> admin =
       open_postgres_ticket_store(server_->conninfo(), clock_);
@@ -329,15 +419,155 @@ TEST_F(PostgresSharedServerTest, StatementTimeoutOnALockedRowIsUnavailable) {
   EXPECT_EQ(r.value(), (SequenceRange{0, 10}));
 }
 
+// A backend that stops answering must not hold a take, or the pool, for
+// ever: the store gives up on the connection once the statement's time is
+// well past, and the retry on a new connection takes a new range.
+TEST_F(PostgresSharedServerTest, TakeOnAFrozenBackendIsAbandonedAndTakenAgainElsewhere) {
+  const std::string app = "snowid_frozen_" + std::to_string(::getpid());
+  PostgresTicketStoreOptions options;
+  options.statement_timeout = 300ms;
+  options.connect_timeout = 1s;
+  options.connections = 1;
+  Result<std::unique_ptr<TicketStore>> opened =
+      open_postgres_ticket_store(conninfo_ + "&application_name=" + app, clock_, options);
+  ASSERT_TRUE(opened.is_ok());
+  TicketStore& store = *opened.value();
+  ASSERT_TRUE(store.create("orders", 0, 10).is_ok());
+  Result<SequenceRange> before = store.take("orders", 0);
+  ASSERT_TRUE(before.is_ok()) << before.status().to_string();
+
+  FrozenProcess frozen(server_pid(conninfo_, "application_name = '" + app + "'"));
+  ASSERT_TRUE(frozen.frozen()) << "no backend of " << app << " to stop";
+  std::atomic<bool> done{false};
+  Result<SequenceRange> during = Status(Code::kUnavailable, "not returned");
+  std::thread taker([&] {
+    during = store.take("orders", 0);
+    done = true;
+  });
+  // Far longer than the 1.3 s the store allows a statement; the bound only
+  // keeps a broken store from hanging the test.
+  const auto give_up = std::chrono::steady_clock::now() + 30s;
+  while (!done.load() && std::chrono::steady_clock::now() < give_up) {
+    std::this_thread::sleep_for(5ms);
+  }
+  const bool returned_while_frozen = done.load();
+  frozen.thaw();
+  taker.join();
+  ASSERT_TRUE(returned_while_frozen) << "take() waited on the stopped backend";
+  ASSERT_TRUE(during.is_ok()) << during.status().to_string();
+  EXPECT_GE(during->first, before->end);
+  // The stopped backend, once it runs again, may still commit the take it
+  // was sent: a gap beside the new range, never the same numbers.
+  Result<SequenceRange> after = store.take("orders", 0);
+  ASSERT_TRUE(after.is_ok()) << after.status().to_string();
+  EXPECT_GE(after->first, during->end);
+}
+
+// Concurrent takers of one row rely on READ COMMITTED: each UPDATE waits for
+// the one before and applies itself to the row as that one left it. Under a
+// stricter default isolation a database may have been given, every taker
+// that met a concurrent one would fail with a serialisation error instead.
+TEST_F(PostgresSharedServerTest, ConcurrentTakersSucceedWhateverTheDefaultIsolation) {
+  const std::string serializable = conninfo_ + "%20-cdefault_transaction_isolation%3Dserializable";
+  constexpr int kTakers = 6;
+  constexpr int kTakesEach = 30;
+  std::vector<std::unique_ptr<TicketStore>> stores;
+  for (int i = 0; i < kTakers; ++i) {
+    Result<std::unique_ptr<TicketStore>> s = open_postgres_ticket_store(serializable, clock_);
+    ASSERT_TRUE(s.is_ok()) << s.status().to_string();
+    stores.push_back(std::move(s.value()));
+  }
+  ASSERT_TRUE(stores[0]->create("orders", 0, 10).is_ok());
+  for (auto& s : stores) ASSERT_TRUE(s->get("orders").is_ok());  // connected and migrated
+  std::vector<std::vector<Status>> failures(kTakers);
+  std::vector<std::thread> threads;
+  for (int i = 0; i < kTakers; ++i) {
+    threads.emplace_back([&, i] {
+      for (int k = 0; k < kTakesEach; ++k) {
+        Result<SequenceRange> r = stores[static_cast<std::size_t>(i)]->take("orders", 0);
+        if (!r.is_ok()) failures[static_cast<std::size_t>(i)].push_back(r.status());
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  std::size_t failed = 0;
+  for (const std::vector<Status>& f : failures) {
+    failed += f.size();
+    if (!f.empty()) ADD_FAILURE() << f.front().to_string();
+  }
+  EXPECT_EQ(failed, 0u);
+  Result<SequenceInfo> info = stores[0]->get("orders");
+  ASSERT_TRUE(info.is_ok());
+  EXPECT_EQ(info->next_value, 10 * (kTakers * kTakesEach - static_cast<int>(failed)));
+}
+
+// Migrators queue on the migration lock and read the version after taking
+// it; under REPEATABLE READ or SERIALIZABLE that read would come from a
+// snapshot older than the lock, and a migrator would apply again what the
+// one before it had just committed.
+TEST_F(PostgresSharedServerTest, ConcurrentMigratorsSucceedWhateverTheDefaultIsolation) {
+  const std::string repeatable =
+      conninfo_ + "%20-cdefault_transaction_isolation%3Drepeatable%5C%20read";
+  constexpr int kMigrators = 6;
+  std::vector<std::unique_ptr<TicketStore>> stores;
+  for (int i = 0; i < kMigrators; ++i) {
+    PostgresTicketStoreOptions options;
+    options.migrate = false;
+    Result<std::unique_ptr<TicketStore>> s =
+        open_postgres_ticket_store(repeatable, clock_, options);
+    ASSERT_TRUE(s.is_ok()) << s.status().to_string();
+    stores.push_back(std::move(s.value()));
+  }
+  std::vector<Status> results(kMigrators);
+  std::vector<std::thread> threads;
+  for (int i = 0; i < kMigrators; ++i) {
+    threads.emplace_back([&, i] {
+      results[static_cast<std::size_t>(i)] = stores[static_cast<std::size_t>(i)]->migrate();
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  for (const Status& s : results) EXPECT_TRUE(s.is_ok()) << s.to_string();
+  Result<std::string> count =
+      Connection(conninfo_).query("SELECT COUNT(*) FROM snowid_schema_migrations");
+  ASSERT_TRUE(count.is_ok()) << count.status().to_string();
+  EXPECT_EQ(count.value(), "2");
+}
+
+// A server that refuses writes (a standby, or a primary being demoted during
+// a failover) is a passing state, as a read-only SQLite file is: retry, on a
+// new connection, which may reach the new primary. A final answer would
+// stop every SequenceBuffer on it for good.
+TEST_F(PostgresSharedServerTest, ReadOnlyServerIsUnavailable) {
+  Result<std::unique_ptr<TicketStore>> writer = open_postgres_ticket_store(conninfo_, clock_);
+  ASSERT_TRUE(writer.is_ok());
+  ASSERT_TRUE(writer.value()->create("orders", 0, 10).is_ok());
+  Result<std::unique_ptr<TicketStore>> reader =
+      open_postgres_ticket_store(conninfo_ + "%20-cdefault_transaction_read_only%3Don", clock_);
+  ASSERT_TRUE(reader.is_ok());
+  Result<SequenceRange> taken = reader.value()->take("orders", 0);
+  EXPECT_EQ(taken.status().code(), Code::kUnavailable) << taken.status().to_string();
+  EXPECT_NE(taken.status().message().find("25006"), std::string::npos) << taken.status().message();
+  const Status created = reader.value()->create("other", 0, 10);
+  EXPECT_EQ(created.code(), Code::kUnavailable) << created.to_string();
+  Result<SequenceInfo> info = reader.value()->get("orders");
+  ASSERT_TRUE(info.is_ok()) << info.status().to_string();
+  EXPECT_EQ(info->next_value, 0);
+}
+
+// The store's connections carry a name of their own: the server is shared
+// with tests running at the same time, whose connections must live.
 TEST_F(PostgresSharedServerTest, ConnectionClosedByTheServerIsReplaced) {
-  Result<std::unique_ptr<TicketStore>> opened = open_postgres_ticket_store(conninfo_, clock_);
+  const std::string app = "snowid_closed_" + std::to_string(::getpid());
+  Result<std::unique_ptr<TicketStore>> opened =
+      open_postgres_ticket_store(conninfo_ + "&application_name=" + app, clock_);
   ASSERT_TRUE(opened.is_ok());
   TicketStore& store = *opened.value();
   ASSERT_TRUE(store.create("orders", 0, 10).is_ok());
   Connection killer(conninfo_);
   Result<std::string> killed = killer.query(
       "SELECT COUNT(pg_terminate_backend(pid)) FROM pg_stat_activity "
-      "WHERE application_name = 'snowid' AND pid <> pg_backend_pid()");
+      "WHERE application_name = '" +
+      app + "'");
   ASSERT_TRUE(killed.is_ok()) << killed.status().to_string();
   EXPECT_NE(killed.value(), "0");
   Result<SequenceRange> r = store.take("orders", 0);

@@ -101,6 +101,33 @@ TEST_P(SqlTicketStoreTest, ConcurrentMigratorsOfOneDatabaseAllSucceedOnce) {
   EXPECT_TRUE(stores[kMigrators - 1]->take("orders", 0).is_ok());
 }
 
+// Stores that looked for the schema before it existed (a call answered "run
+// migrate") then migrate at once. PostgreSQL keeps such an answer in the
+// backend's catalog cache, which waiting for the migration lock does not
+// refresh: the version must still be read as the migrator before committed it.
+TEST_P(SqlTicketStoreTest, ConcurrentMigratorsThatLookedForTheSchemaFirstSucceedOnce) {
+  for (const char* table :
+       {"snowid_sequences", "snowid_gapless_counters", "snowid_schema_migrations"}) {
+    ASSERT_TRUE(backend_->query(std::string("DROP TABLE ") + table).is_ok()) << table;
+  }
+  constexpr int kMigrators = 6;
+  std::vector<std::unique_ptr<TicketStore>> stores;
+  for (int i = 0; i < kMigrators; ++i) {
+    Result<std::unique_ptr<TicketStore>> s = backend_->open(clock_, /*migrate=*/false);
+    ASSERT_TRUE(s.is_ok()) << s.status().to_string();
+    ASSERT_EQ(s.value()->list().status().code(), Code::kFailedPrecondition);
+    stores.push_back(std::move(s.value()));
+  }
+  std::vector<Status> results(kMigrators);
+  run_together(kMigrators,
+               [&](int i) { results[static_cast<std::size_t>(i)] = stores[i]->migrate(); });
+  for (const Status& s : results) EXPECT_TRUE(s.is_ok()) << s.to_string();
+  Result<std::string> count = backend_->query("SELECT COUNT(*) FROM snowid_schema_migrations");
+  ASSERT_TRUE(count.is_ok());
+  EXPECT_EQ(count.value(), "2");
+  for (auto& store : stores) EXPECT_TRUE(store->list().is_ok());
+}
+
 TEST_P(SqlTicketStoreTest, SchemaNewerThanTheCodeIsFailedPrecondition) {
   ASSERT_TRUE(backend_
                   ->query("INSERT INTO snowid_schema_migrations (version, name, applied) "
@@ -120,6 +147,37 @@ TEST_P(SqlTicketStoreTest, SchemaNewerThanTheCodeIsFailedPrecondition) {
   Result<std::string> max = backend_->query("SELECT MAX(version) FROM snowid_schema_migrations");
   ASSERT_TRUE(max.is_ok());
   EXPECT_EQ(max.value(), "3");
+}
+
+// A store that leaves migrating to someone else (migrate = false) still
+// refuses a schema it does not know, rather than take from a table whose
+// rules may have changed.
+TEST_P(SqlTicketStoreTest, StoreOpenedWithoutMigrateRefusesASchemaNewerThanTheCode) {
+  ASSERT_TRUE(store_->create("orders", 0, 10).is_ok());
+  ASSERT_TRUE(backend_
+                  ->query("INSERT INTO snowid_schema_migrations (version, name, applied) "
+                          "VALUES (3, 'from_the_future', 0)")
+                  .is_ok());
+  Result<std::unique_ptr<TicketStore>> bare = backend_->open(clock_, /*migrate=*/false);
+  if (bare.is_ok()) {
+    // PostgreSQL connects, and so looks at the schema, on the first call.
+    TicketStore& store = *bare.value();
+    Result<SequenceRange> taken = store.take("orders", 0);
+    EXPECT_EQ(taken.status().code(), Code::kFailedPrecondition) << taken.status().to_string();
+    EXPECT_NE(taken.status().message().find("version 3"), std::string::npos)
+        << taken.status().message();
+    EXPECT_EQ(store.create("other", 0, 10).code(), Code::kFailedPrecondition);
+    EXPECT_EQ(store.get("orders").status().code(), Code::kFailedPrecondition);
+    EXPECT_EQ(store.list().status().code(), Code::kFailedPrecondition);
+  } else {
+    EXPECT_EQ(bare.status().code(), Code::kFailedPrecondition) << bare.status().to_string();
+    EXPECT_NE(bare.status().message().find("version 3"), std::string::npos)
+        << bare.status().message();
+  }
+  Result<std::string> next =
+      backend_->query("SELECT next_value FROM snowid_sequences WHERE name = 'orders'");
+  ASSERT_TRUE(next.is_ok()) << next.status().to_string();
+  EXPECT_EQ(next.value(), "0") << "nothing was taken";
 }
 
 TEST_P(SqlTicketStoreTest, TableRefusesRowsTheContractForbids) {

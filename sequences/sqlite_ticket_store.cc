@@ -124,7 +124,12 @@ class SqliteTicketStore final : public TicketStore {
       if (version.value() > sequences::kSchemaVersion) {
         return rollback(sequences::newer_schema_error(version.value()));
       }
-      if (version.value() == sequences::kSchemaVersion) return exec("COMMIT", "commit");
+      if (version.value() == sequences::kSchemaVersion) {
+        // A failed COMMIT leaves the transaction open, and with it the
+        // file's write lock: end it, as every other failure here does.
+        if (Status s = exec("COMMIT", "commit"); !s.is_ok()) return rollback(s);
+        return Status::ok();
+      }
       const Migration& m = kMigrations[version.value()];
       if (!m.sql.empty()) {
         const std::string sql(m.sql);
@@ -226,23 +231,39 @@ class SqliteTicketStore final : public TicketStore {
 
   std::string_view kind() const noexcept override { return "sqlite"; }
 
+  // For a store opened without migrating: a schema newer than this code is
+  // refused, as migrate() would, since its rules may not be the ones this
+  // code keeps. A missing schema is left to the calls ("run migrate").
+  Status check_schema() {
+    std::lock_guard<std::mutex> lock(mu_);
+    Result<std::int64_t> version = schema_version();
+    if (!version.is_ok()) return version.status();
+    if (version.value() > sequences::kSchemaVersion) {
+      return sequences::newer_schema_error(version.value());
+    }
+    return Status::ok();
+  }
+
   // Used by open_sqlite_ticket_store() before the store is shared.
   Status configure(Duration busy_timeout) {
     const int timeout_ms = static_cast<int>(std::clamp<std::int64_t>(
         std::chrono::duration_cast<std::chrono::milliseconds>(busy_timeout).count(), 0,
         std::numeric_limits<int>::max()));
-    sqlite3_busy_timeout(db_, timeout_ms);
     sqlite3_extended_result_codes(db_, 1);
-    // Switching a new file to WAL needs it to itself for a moment, and when
+    // Switching a new file to WAL needs it to itself for a moment. When
     // another connection is opening it too (daemons starting together)
-    // SQLite answers BUSY at once instead of calling the busy handler. So
-    // wait and retry here as the handler would: counting the time slept,
-    // up to the busy timeout.
+    // SQLite answers BUSY at once instead of calling the busy handler; when
+    // one is reading it, each try may first wait a whole busy timeout. So
+    // the busy handler is off for the switch, and this loop waits in its
+    // place, counting the time slept, up to the busy timeout in all.
+    sqlite3_busy_timeout(db_, 0);
     constexpr int kRetryMs = 5;
     for (int waited_ms = 0;; waited_ms += kRetryMs) {
+      // Preparing reads the schema, which a writer of a file not yet in WAL
+      // mode locks out: a busy prepare is retried as a busy step is.
       Statement wal(db_);
-      if (Status s = wal.prepare("PRAGMA journal_mode = WAL"); !s.is_ok()) return s;
-      const int rc = wal.step();
+      const Status prepared = wal.prepare("PRAGMA journal_mode = WAL");
+      const int rc = prepared.is_ok() ? wal.step() : sqlite3_extended_errcode(db_);
       if (rc == SQLITE_ROW) {
         // "memory" for an in-memory database, which has no journal file.
         if (const std::string mode = wal.text(0); mode != "wal" && mode != "memory") {
@@ -252,10 +273,11 @@ class SqliteTicketStore final : public TicketStore {
       }
       const int primary = rc & 0xff;
       if ((primary != SQLITE_BUSY && primary != SQLITE_LOCKED) || waited_ms >= timeout_ms) {
-        return sqlite_status(db_, rc, "switch to WAL");
+        return prepared.is_ok() ? sqlite_status(db_, rc, "switch to WAL") : prepared;
       }
       sqlite3_sleep(kRetryMs);
     }
+    sqlite3_busy_timeout(db_, timeout_ms);
     return exec("PRAGMA synchronous = FULL", "set synchronous");
   }
 
@@ -387,9 +409,7 @@ Result<std::unique_ptr<TicketStore>> open_sqlite_ticket_store(const std::string&
   }
   auto store = std::make_unique<SqliteTicketStore>(db, clock);
   if (Status s = store->configure(options.busy_timeout); !s.is_ok()) return s;
-  if (options.migrate) {
-    if (Status s = store->migrate(); !s.is_ok()) return s;
-  }
+  if (Status s = options.migrate ? store->migrate() : store->check_schema(); !s.is_ok()) return s;
   return std::unique_ptr<TicketStore>(std::move(store));
 }
 

@@ -144,6 +144,33 @@ TEST_F(SqliteTicketStoreTest, StoresOpenedAtOnceOnANewFileAllSucceed) {
   EXPECT_EQ(rows.value(), std::to_string(kOpeners));
 }
 
+// A file not yet in WAL mode that another connection is reading cannot be
+// switched until the reader ends. The open gives up after about the busy
+// timeout (bounded here by ten times it); each try of the switch must not
+// wait a busy timeout of its own (for the default 5 s, over an hour in all).
+TEST_F(SqliteTicketStoreTest, OpenGivesUpOnAReaderOfAFileNotInWalModeAtTheBusyTimeout) {
+  sqlite3* reader = nullptr;
+  ASSERT_EQ(sqlite3_open(path_.c_str(), &reader), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(reader, "CREATE TABLE other (a)", nullptr, nullptr, nullptr), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(reader, "BEGIN; SELECT * FROM other", nullptr, nullptr, nullptr),
+            SQLITE_OK);
+  SqliteTicketStoreOptions options;
+  options.busy_timeout = 300ms;
+  const auto start = std::chrono::steady_clock::now();
+  Result<std::unique_ptr<TicketStore>> store = open_sqlite_ticket_store(path_, clock_, options);
+  const auto took = std::chrono::steady_clock::now() - start;
+  EXPECT_EQ(store.status().code(), Code::kUnavailable) << store.status().to_string();
+  EXPECT_LT(took, 10 * options.busy_timeout)
+      << std::chrono::duration_cast<std::chrono::milliseconds>(took).count() << " ms";
+  ASSERT_EQ(sqlite3_exec(reader, "COMMIT", nullptr, nullptr, nullptr), SQLITE_OK);
+  sqlite3_close(reader);
+  store = open_sqlite_ticket_store(path_, clock_, options);
+  ASSERT_TRUE(store.is_ok()) << store.status().to_string();
+  Result<std::string> mode = query_file(path_, "PRAGMA journal_mode");
+  ASSERT_TRUE(mode.is_ok());
+  EXPECT_EQ(mode.value(), "wal");
+}
+
 TEST_F(SqliteTicketStoreTest, SequencesSurviveClosingTheStore) {
   {
     Result<std::unique_ptr<TicketStore>> store = open_sqlite_ticket_store(path_, clock_);

@@ -58,12 +58,15 @@ TEST_P(TicketStoreConformance, ListOfAnEmptyTableIsEmpty) {
 }
 
 TEST_P(TicketStoreConformance, ListHoldsEverySequenceInByteOrderOfName) {
-  for (const char* name : {"b", "a.1", "B", "a", "_z", "0"}) {
+  // '_' (0x5f) sorts between the capitals and the small letters in byte
+  // order, not where a locale puts it; a name may not start with it.
+  for (const char* name : {"b", "a.1", "B", "a", "B_z", "Ba", "0"}) {
     ASSERT_TRUE(store_->create(name, 5, 7).is_ok()) << name;
   }
   Result<std::vector<SequenceInfo>> rows = store_->list();
   ASSERT_TRUE(rows.is_ok()) << rows.status().to_string();
-  EXPECT_EQ(names_of(rows.value()), (std::vector<std::string>{"0", "B", "_z", "a", "a.1", "b"}));
+  EXPECT_EQ(names_of(rows.value()),
+            (std::vector<std::string>{"0", "B", "B_z", "Ba", "a", "a.1", "b"}));
   for (const SequenceInfo& r : rows.value()) {
     EXPECT_EQ(r.next_value, 5);
     EXPECT_EQ(r.step, 7);

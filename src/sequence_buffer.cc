@@ -184,6 +184,10 @@ class SequenceBuffer::Impl {
       }
       if (!s.is_ok()) {
         stats_.numbers_lost += static_cast<std::uint64_t>(count - need);
+        // This call lacks nothing any more, and the takes after it must not
+        // ask for what it lacked (a restart would lose it whole). Another
+        // batch still short says so again when it next waits.
+        wanted_ = 0;
         return s;
       }
     }

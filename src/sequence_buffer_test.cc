@@ -323,6 +323,28 @@ TEST_F(SequenceBufferTest, ABatchFromASmallStepCostsAFewRoundTripsNotOnePerStep)
   EXPECT_TRUE(asked_big) << "a take sized for the batch";
 }
 
+// A batch that gave up lacks nothing any more: the takes after it ask for
+// the usual size, not for a range as large as the batch that left (which a
+// restart would then lose whole).
+TEST_F(SequenceBufferTest, ABatchThatGaveUpNoLongerSizesTheTakesAfterIt) {
+  SequenceBufferOptions o = quick_options();
+  o.wait_timeout = 20ms;
+  open_on(probe, o);
+  ASSERT_TRUE(fetched(1));
+  faulty.set_failure(Status(Code::kUnavailable, "down"));
+  for (std::int64_t want = 0; want < 10; ++want) ASSERT_EQ(next_ok(), want);
+  std::vector<SequenceRange> out;
+  EXPECT_EQ(buffer->next_n(500, out).code(), Code::kUnavailable);
+  // Two more tries after the batch left: the second chose its size after it.
+  const std::uint64_t calls = faulty.calls();
+  ASSERT_TRUE(eventually([&] { return faulty.calls() >= calls + 2; }));
+  faulty.set_failure(Status::ok());
+  ASSERT_TRUE(fetched(2));
+  EXPECT_EQ(stats().buffered, 10);
+  EXPECT_EQ(probe.asked().back(), 0) << "the sequence's own step, as before the batch";
+  EXPECT_EQ(next_ok(), 10);
+}
+
 TEST_F(SequenceBufferTest, NextNKeepsGapsBetweenRangesApart) {
   open(quick_options());
   ASSERT_TRUE(fetched(1));

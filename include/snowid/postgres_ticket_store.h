@@ -16,11 +16,18 @@ namespace snowid {
 struct PostgresTicketStoreOptions {
   // Bounds one connection attempt, and one statement (statement_timeout set
   // on each connection). Whole seconds for the connection (libpq's unit).
+  // The client also gives up on an answer after statement_timeout +
+  // connect_timeout (a frozen server cannot time out its own statement):
+  // the connection is dropped and the call answers kUnavailable. Each
+  // session sets synchronous_commit = on (a committed take must survive a
+  // crash of the server, or its range could be handed out again) and READ
+  // COMMITTED isolation, whatever the database's defaults.
   Duration connect_timeout = std::chrono::seconds(5);
   Duration statement_timeout = std::chrono::seconds(5);
   // Connections kept open; calls beyond this many at once wait their turn.
   std::size_t connections = 2;
-  // Apply the schema migrations on the first successful connection.
+  // Apply the schema migrations on the first successful connection. Without
+  // it a schema newer than this code is still refused (kFailedPrecondition).
   bool migrate = true;
 };
 

@@ -17,7 +17,8 @@ struct SqliteTicketStoreOptions {
   // How long a statement waits for another process's write lock before
   // kUnavailable.
   Duration busy_timeout = std::chrono::seconds(5);
-  // Apply the schema migrations when opening.
+  // Apply the schema migrations when opening. Without it a schema newer
+  // than this code is still refused (kFailedPrecondition).
   bool migrate = true;
 };
 

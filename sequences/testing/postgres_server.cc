@@ -29,16 +29,16 @@ std::string trimmed(std::string s) {
   return s;
 }
 
-std::string script_path() {
+}  // namespace
+
+std::string pg_scratch_script() {
   const char* env = std::getenv("SNOWID_PG_SCRATCH");
   return env != nullptr && *env != '\0' ? env : SNOWID_PG_SCRATCH;
 }
 
-}  // namespace
-
 Result<std::unique_ptr<PostgresServer>> PostgresServer::launch() {
   std::unique_ptr<PostgresServer> server(new PostgresServer());
-  server->script_ = script_path();
+  server->script_ = pg_scratch_script();
   server->dir_ = std::make_unique<Dir>();
   server->dir_->temp.emplace("snowid-pg");
   server->dir_->path = server->dir_->temp->path();
@@ -57,7 +57,7 @@ Result<std::unique_ptr<PostgresServer>> PostgresServer::launch() {
 
 Result<std::unique_ptr<PostgresServer>> PostgresServer::attach(const std::string& dir) {
   std::unique_ptr<PostgresServer> server(new PostgresServer());
-  server->script_ = script_path();
+  server->script_ = pg_scratch_script();
   server->dir_ = std::make_unique<Dir>();
   server->dir_->path = dir;
   std::string out;

@@ -64,6 +64,10 @@ class PostgresServer {
   int schemas_ = 0;
 };
 
+// The pg-scratch script the servers are run with: $SNOWID_PG_SCRATCH, else
+// the source tree's scripts/pg-scratch.
+std::string pg_scratch_script();
+
 // One server for the whole test process: the one named by the file
 // $SNOWID_PG_SHARED_STATE (its first line is the server's directory; ctest
 // starts that server once for all the tests of a build, see
