@@ -24,6 +24,8 @@
 //                                                     sequence (its state forbids it)
 //   kNotFound            NOT_FOUND            no      404 (a sequence that does not exist)
 //   kAlreadyExists       ALREADY_EXISTS       no      409 (creating one that exists)
+//   kResourceExhausted   RESOURCE_EXHAUSTED   no      503 (sequences: max_sequences are
+//                                                     served already)
 //   other                code_name(code)      no      500
 //
 // Thread-safe: any number of connection threads call it at once.

@@ -15,6 +15,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <chrono>
@@ -57,6 +58,10 @@ constexpr int kExitFailure = 1;
 constexpr int kExitUsage = 2;
 // How long a stop waits for connections to finish what they received.
 constexpr Duration kDrainTimeout = 5s;
+// The ticket table's connections beyond one per pool thread: see
+// open_sequences().
+constexpr std::uint32_t kFetcherConnections = 4;
+
 // How often the main thread looks at the generator's health between signals.
 constexpr long kWatchNanos = 200 * 1000 * 1000;
 
@@ -83,7 +88,8 @@ std::string usage() {
       "  --config FILE              the TOML file (also SNOWID_CONFIG)\n";
   for (const SettingInfo& info : settings_table()) {
     std::string left = "  " + std::string(info.flag) + " " + upper(setting_type_name(info.type));
-    if (left.size() < 29) left.resize(29, ' ');
+    // At least two spaces between a long flag and its text.
+    left.resize(std::max<std::size_t>(left.size() + 2, 29), ' ');
     // The first sentence of the description.
     const std::size_t end = info.description.find(". ");
     out += left +
@@ -150,6 +156,7 @@ std::string fixed_differences(const Settings& a, const Settings& b) {
       SNOWID_SAME(sequence_store_timeout),
       SNOWID_SAME(max_range),
       SNOWID_SAME(sequence_threads),
+      SNOWID_SAME(max_sequences),
   };
 #undef SNOWID_SAME
   std::string out;
@@ -233,8 +240,10 @@ Result<std::unique_ptr<TicketStore>> open_sequences(const Settings& s, const Clo
   }
   sequences::TicketStoreOpenOptions o;
   o.timeout = s.sequence_store_timeout;
-  // One connection for each pool thread that may wait on it.
-  o.connections = s.sequence_threads;
+  // One connection for each pool thread that may wait on it, and a few more
+  // that the buffers' fetchers share (each take holds one only for its round
+  // trip), so that a fetcher's refill does not queue behind the pool.
+  o.connections = s.sequence_threads + kFetcherConnections;
   Result<std::unique_ptr<TicketStore>> store = sequences::open_ticket_store(s.sequences, clock, o);
   if (!store.is_ok()) {
     return Status(store.status().code(),
@@ -342,6 +351,7 @@ int run(int argc, char** argv) {
   SequenceServiceOptions sequence_options;
   sequence_options.buffer = buffering;
   sequence_options.max_range = settings.max_range;
+  sequence_options.max_sequences = settings.max_sequences;
   if (settings.sequences != "off") {
 #if SNOWID_DAEMON_SEQUENCE_STORES
     sequence_options.store_description = sequences::redact_ticket_store_url(settings.sequences);

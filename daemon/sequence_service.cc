@@ -140,6 +140,14 @@ SequenceNumbers SequenceService::try_next(std::string_view name, std::int64_t co
   }
   if (!taken.value()) {
     out.ranges.clear();
+    // A store that is failing would hold the caller on the pool for the
+    // whole wait timeout, and every other caller behind it: fail fast.
+    const Status last = it->second->buffer->stats().last_error;
+    if (!last.is_ok() && last.retryable()) {
+      out.status =
+          Status(Code::kUnavailable, quoted(name) + ": the ticket table failed: " + last.message());
+      return out;
+    }
     out.would_wait = true;
   }
   return out;
@@ -159,6 +167,17 @@ Result<std::shared_ptr<SequenceBuffer>> SequenceService::buffer_for(std::string_
   std::lock_guard<std::mutex> opening(open_mu_);
   found = find();
   if (!found.is_ok() || found.value()) return found;
+  {
+    // Only this function adds buffers, under open_mu_: the count cannot
+    // grow before the buffer below is added.
+    std::shared_lock<std::shared_mutex> lock(mu_);
+    if (open_buffers_ >= options_.max_sequences) {
+      return Status(Code::kResourceExhausted,
+                    "cannot serve " + quoted(name) + ": " + std::to_string(open_buffers_) +
+                        " sequences are open, the most this snowidd serves (setting "
+                        "max_sequences)");
+    }
+  }
   // The row first: a buffer is opened only for a sequence that exists.
   const MonoTime start = clock_.mono_now();
   const Result<SequenceInfo> row = store_->get(name);
@@ -174,6 +193,7 @@ Result<std::shared_ptr<SequenceBuffer>> SequenceService::buffer_for(std::string_
     return Status(Code::kUnavailable, "the daemon is shutting down");
   }
   entry_locked(name).buffer = buffer;
+  ++open_buffers_;
   return buffer;
 }
 
@@ -188,6 +208,7 @@ void SequenceService::retire(std::string_view name, const std::shared_ptr<Sequen
     s.numbers_lost += static_cast<std::uint64_t>(std::max<std::int64_t>(s.buffered, 0));
     add_counters(e.retired, s);
     gone = std::move(e.buffer);
+    --open_buffers_;
   }
   // `gone`, if the last reference, is destroyed here, off the event loops.
 }
@@ -203,18 +224,25 @@ SequenceNumbers SequenceService::next(std::string_view name, std::int64_t count)
                         "count must be between 1 and " + std::to_string(kMaxSequenceRange));
     return out;
   }
-  Result<std::shared_ptr<SequenceBuffer>> buffer = buffer_for(name);
-  if (!buffer.is_ok()) {
-    out.status = buffer.status();
+  // A buffer that finds its row gone may be older than the row: one deleted
+  // and re-created outside the daemon. One more try, on a buffer opened
+  // after reading the row again, tells the two apart.
+  for (int attempt = 0;; ++attempt) {
+    Result<std::shared_ptr<SequenceBuffer>> buffer = buffer_for(name);
+    if (!buffer.is_ok()) {
+      out.status = buffer.status();
+      return out;
+    }
+    Status s = buffer.value()->next_n(count, out.ranges);
+    if (s.is_ok()) return out;
+    out.ranges.clear();
+    if (s.code() == Code::kNotFound) {
+      retire(name, buffer.value());
+      if (attempt == 0) continue;
+    }
+    out.status = refusal(name, s);
     return out;
   }
-  Status s = buffer.value()->next_n(count, out.ranges);
-  if (!s.is_ok()) {
-    out.ranges.clear();
-    if (s.code() == Code::kNotFound) retire(name, buffer.value());
-    out.status = refusal(name, s);
-  }
-  return out;
 }
 
 Result<SequenceRange> SequenceService::range(std::string_view name, std::int64_t size) {
@@ -340,6 +368,7 @@ void SequenceService::close() {
       add_counters(entry->retired, s);
       gone.push_back(std::move(entry->buffer));
     }
+    open_buffers_ = 0;
   }
   // Destroyed here: each joins its fetcher; what they held is lost.
 }

@@ -10,9 +10,12 @@
 //
 // Never an implicit create: a name the table does not hold is kNotFound, and
 // no buffer is kept for it (a buffer is opened only after the store has
-// confirmed the row), so the buffers, each with a fetcher thread, and the
-// per-sequence metrics are bounded by the table's rows. A buffer that later
-// finds its row gone is dropped, so that a create afterwards works.
+// confirmed the row), so the per-sequence metrics are bounded by the table's
+// rows. The buffers, each with a fetcher thread, are bounded by
+// max_sequences: a request that would open one more is refused
+// (kResourceExhausted, word RESOURCE_EXHAUSTED, HTTP 503, not retryable: the
+// setting must grow, or the daemon restart). A buffer that later finds its
+// row gone is dropped, so that a create afterwards works.
 //
 // Numbers are lost, never repeated: whatever the buffers hold when the
 // service closes (or the process dies) is a gap.
@@ -54,6 +57,8 @@ struct SequenceServiceOptions {
   SequenceBufferOptions buffer;
   // The largest range() a client may take, 1..kMaxSequenceRange.
   std::int64_t max_range = 1'000'000;
+  // The most buffers open at once (each holds a fetcher thread), >= 1.
+  std::size_t max_sequences = 1000;
   // The store as INFO and the logs show it: the redacted URL.
   std::string store_description;
 };
@@ -129,12 +134,18 @@ class SequenceService {
   // `count` numbers (1..kMaxSequenceRange; the transports bound it by
   // max_batch) from the sequence's buffer if it holds them now. Never waits
   // and never touches the store: with no buffer yet, or too few numbers in
-  // it, `would_wait` is set and nothing is taken.
+  // it, `would_wait` is set and nothing is taken; except that a buffer too
+  // short whose last fetch failed with a retryable error answers
+  // kUnavailable with that error at once, rather than send the caller to
+  // wait on a store that is failing.
   SequenceNumbers try_next(std::string_view name, std::int64_t count);
 
   // The same, waiting: opens the buffer if there is none (after reading the
-  // row: kNotFound if there is none), then waits up to wait_timeout for the
-  // numbers (kUnavailable after it, with the store's last error).
+  // row: kNotFound if there is none; kResourceExhausted if max_sequences are
+  // open), then waits up to wait_timeout for each range it needs
+  // (kUnavailable after it, with the store's last error). A buffer that
+  // finds its row gone is dropped and the call tried once more on a new
+  // one, so that a row deleted and re-created outside the daemon is served.
   SequenceNumbers next(std::string_view name, std::int64_t count);
 
   // Takes `size` numbers (1..max_range()) straight from the store, for a
@@ -183,6 +194,7 @@ class SequenceService {
   mutable std::shared_mutex mu_;
   std::map<std::string, std::unique_ptr<Entry>, std::less<>> entries_;  // guarded by mu_
   bool closed_ = false;                                                 // guarded by mu_
+  std::size_t open_buffers_ = 0;                                        // guarded by mu_
   // Serialises opening buffers, so that two requests for a new sequence
   // open one buffer between them.
   std::mutex open_mu_;

@@ -154,8 +154,17 @@ class Connection {
   virtual void force_close() = 0;
   // True once the connection is closed (on its executor).
   virtual bool closed() const = 0;
+  // The same, for any thread: a pool job whose connection is gone skips its
+  // work.
+  bool gone() const noexcept { return gone_.load(std::memory_order_acquire); }
   // The executor the connection's handlers run on.
   virtual asio::any_io_executor executor() = 0;
+
+ protected:
+  void mark_gone() noexcept { gone_.store(true, std::memory_order_release); }
+
+ private:
+  std::atomic<bool> gone_{false};
 };
 
 // Reads what the peer still sends into `buffer` and drops it, until the
@@ -185,7 +194,8 @@ struct ServerCore {
 
   // Runs `job` on the pool: false once the pool is closed (drain() joins it),
   // and then the job has not run. Without a pool (sequences off, so nothing
-  // should wait on the table) the job runs here.
+  // should wait on the table) the job runs here. A job must begin with
+  // skip_job(): after the forced close the queue is only emptied.
   template <typename Job>
   bool on_pool(Job&& job) {
     {
@@ -198,6 +208,13 @@ struct ServerCore {
     }
     job();
     return true;
+  }
+  // True if a pool job about to start for `c` must not do its work: the
+  // connection is closed, or drain() has forced the connections closed
+  // (then the job answers SHUTTING_DOWN, which the closed connection drops,
+  // and drain() waits only for the jobs already running).
+  bool skip_job(const Connection& c) const noexcept {
+    return pool_cancelled.load(std::memory_order_acquire) || c.gone();
   }
   // Waits for the work on the pool; later on_pool() calls return false.
   void close_pool() {
@@ -225,6 +242,8 @@ struct ServerCore {
   ServerCounters& counters;
   Logger& log;
   std::atomic<bool> stopping_flag{false};
+  // Set by drain() when it forces the connections closed: see skip_job().
+  std::atomic<bool> pool_cancelled{false};
 
   std::mutex mu;
   std::condition_variable all_closed;
@@ -337,13 +356,19 @@ class RespConnection final : public Connection,
     if (!work) return;
     deferred_running_ = true;
     asio::any_io_executor ex = socket_.get_executor();
-    const bool queued =
-        impl_.on_pool([work = std::move(work), ex, self = this->shared_from_this()]() mutable {
-          std::string reply = run_guarded<std::string>(work, [](std::string_view what) {
-            std::string out = "-ERR internal error: ";
-            for (const char c : what) out += (c == '\r' || c == '\n') ? ' ' : c;
-            return out + "\r\n";
-          });
+    const RespVersion version = session_.version();
+    const bool queued = impl_.on_pool(
+        [work = std::move(work), ex, version, self = this->shared_from_this()]() mutable {
+          std::string reply;
+          if (self->impl_.skip_job(*self)) {
+            RespWriter(reply, version).error("SHUTTING_DOWN", kStoppingMessage);
+          } else {
+            reply = run_guarded<std::string>(work, [](std::string_view what) {
+              std::string out = "-ERR internal error: ";
+              for (const char c : what) out += (c == '\r' || c == '\n') ? ' ' : c;
+              return out + "\r\n";
+            });
+          }
           asio::post(ex, [self = std::move(self), reply = std::move(reply)]() mutable {
             self->on_deferred(std::move(reply));
           });
@@ -468,6 +493,7 @@ class RespConnection final : public Connection,
 
   void close() {
     state_ = State::kClosed;
+    mark_gone();
     error_code ec;
     socket_.close(ec);
     if (timer_) timer_->cancel();
@@ -571,8 +597,11 @@ class HttpConnection final : public Connection,
     asio::any_io_executor ex = stream_.get_executor();
     const bool queued = impl_.on_pool([work = std::move(outcome.deferred), ex, version, head,
                                        self = shared_from_this()]() mutable {
-      HttpResponse r = run_guarded<HttpResponse>(
-          work, [](std::string_view what) { return error_answer(500, "INTERNAL", what); });
+      HttpResponse r = self->impl_.skip_job(*self)
+                           ? error_answer(503, "SHUTTING_DOWN", kStoppingMessage)
+                           : run_guarded<HttpResponse>(work, [](std::string_view what) {
+                               return error_answer(500, "INTERNAL", what);
+                             });
       asio::post(ex, [self = std::move(self), r = std::move(r), version, head]() mutable {
         self->on_deferred(std::move(r), version, head);
       });
@@ -680,6 +709,7 @@ class HttpConnection final : public Connection,
 
   void close() {
     state_ = State::kClosed;
+    mark_gone();
     error_code ec;
     stream_.socket().close(ec);
   }
@@ -1017,13 +1047,18 @@ bool Server::Impl::drain(Duration timeout) {
   drained_cleanly = all_closed.wait_for(lock, timeout, [this] { return live.empty(); });
   if (!drained_cleanly && !threads.empty()) {
     lock.unlock();
+    // The jobs still queued are for connections closed now: they must not
+    // hold the shutdown (and the lease) for their turn at the store.
+    pool_cancelled.store(true, std::memory_order_release);
     for_each_live(&Connection::force_close);
     lock.lock();
     (void)all_closed.wait_for(lock, kForceWait, [this] { return live.empty(); });
   }
   lock.unlock();
   // The loops still run, so the replies the pool posts are delivered (to
-  // closed connections, by now, which drop them).
+  // closed connections, by now, which drop them). Only the jobs already
+  // running are waited for; each is bounded by the store's timeouts and the
+  // buffers' wait timeout.
   close_pool();
   work.clear();
   for (const std::unique_ptr<asio::io_context>& io : ios) io->stop();

@@ -22,9 +22,12 @@
 // connection finishes the commands or request it has already received, sends
 // the replies and closes; idle keep-alive connections close at once; one
 // waiting on the pool is waited for. drain() waits up to its timeout, then
-// closes whatever is left, then joins the pool (its work is bounded by the
-// store's timeouts and the buffers' wait timeout); work handed to the pool
-// after that is answered SHUTTING_DOWN.
+// closes whatever is left and cancels the pool's queue: a job that starts
+// after that (or whose connection is closed) answers SHUTTING_DOWN without
+// touching the sequences. Then it joins the pool, which waits only for the
+// jobs already running, each bounded by the store's timeouts and the
+// buffers' wait timeout per range it needs; work handed to the pool after
+// that is answered SHUTTING_DOWN.
 //
 // Thread-safe: start/stop from one thread (main); the loop threads do the rest.
 #pragma once

@@ -2,7 +2,8 @@
 // table that hangs (FaultyTicketStore stalled) holds only the requests that
 // wait on it, never the event loop (one loop thread here, so every
 // connection shares it), replies keep the order of the requests on each
-// connection, a stop waits for a reply still on the pool, and many clients
+// connection, a stop waits for a reply still on the pool but not for the
+// work queued behind it once the connections are forced closed, and many clients
 // mixing ids and sequences on the loop and the pool never share a number.
 #include <fcntl.h>
 #include <gtest/gtest.h>
@@ -53,14 +54,14 @@ struct Fixture {
   std::unique_ptr<Server> server;
 
   // One loop thread: every connection is served by the same thread.
-  Fixture() {
+  explicit Fixture(std::uint32_t sequence_threads = 2) {
     seq.create("orders", 1001, 10);
     ServerOptions o;
     o.socket = dir.path() + "/snowidd.sock";
     o.http = Address{"127.0.0.1", 0, false};
     o.threads = 1;
     o.sequences = seq.service.get();
-    o.sequence_threads = 2;
+    o.sequence_threads = sequence_threads;
     Result<std::unique_ptr<Server>> s =
         Server::start(std::move(o), *svc.service, handler, counters, log);
     EXPECT_TRUE(s.is_ok()) << s.status().to_string();
@@ -189,6 +190,48 @@ TEST(ServerSequences, AStopWaitsForTheReplyStillOnThePool) {
   EXPECT_EQ(a.read_to_end(), "*2\r\n:1001\r\n:1006\r\n") << "the reply, then the close";
   stopper.join();
   EXPECT_TRUE(clean);
+}
+
+TEST(ServerSequences, ADrainPastItsTimeoutDoesNotRunTheWorkQueuedBehindAHungTable) {
+  // One pool thread: the first NEXTSEQ hangs on the table, the others queue
+  // behind it. Each names its own sequence, so every job that runs opens
+  // its own buffer.
+  Fixture f(1);
+  ASSERT_NE(f.server, nullptr);
+  constexpr int kClients = 6;
+  for (int i = 0; i < kClients; ++i) f.seq.create("s" + std::to_string(i), 1, 10);
+  f.seq.faulty->set_stalled(true);
+  std::vector<Client> clients;
+  clients.push_back(f.resp());
+  ASSERT_TRUE(clients[0].send("NEXTSEQ s0\r\n"));
+  ASSERT_TRUE(eventually([&] { return f.seq.faulty->calls() >= 1; }));
+  for (int i = 1; i < kClients; ++i) {
+    clients.push_back(f.resp());
+    ASSERT_TRUE(clients.back().send("NEXTSEQ s" + std::to_string(i) + "\r\n"));
+  }
+  // Accepted, so each request is read (at the latest by the stop) and its
+  // work handed to the pool.
+  ASSERT_TRUE(eventually([&] {
+    return f.counters.connections_open[static_cast<std::size_t>(Transport::kUnix)].load() ==
+           kClients;
+  }));
+
+  std::atomic<bool> drained{false};
+  bool clean = true;
+  std::thread stopper([&] {
+    f.server->stop_accepting();
+    clean = f.server->drain(100ms);
+    drained = true;
+  });
+  // Forced closed at the deadline, every client sees the close, no reply.
+  for (Client& c : clients) EXPECT_EQ(c.read_to_end(), "");
+  EXPECT_FALSE(drained.load()) << "the job on the table is still running";
+  f.seq.faulty->set_stalled(false);
+  stopper.join();
+  EXPECT_FALSE(clean);
+  EXPECT_LE(f.seq.service->snapshot().buffers, 1u)
+      << "only the job already running reached the service; the queued ones answered "
+         "SHUTTING_DOWN to closed connections";
 }
 
 TEST(ServerSequences, ManyClientsMixingIdsAndSequencesNeverShareANumber) {

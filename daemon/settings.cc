@@ -64,7 +64,7 @@ constexpr std::string_view kSequencesDefaultText = "sqlite:<state_dir>/sequences
 constexpr std::string_view kSequencesDefaultText = "off (built without the sequence stores)";
 #endif
 
-constexpr std::array<Entry, 38> kTable = {{
+constexpr std::array<Entry, 39> kTable = {{
     {{"socket",
       "--socket",
       "SNOWID_SOCKET",
@@ -455,7 +455,8 @@ constexpr std::array<Entry, 38> kTable = {{
       false,
       false,
       false,
-      "How long a request waits for a sequence whose buffers are dry before UNAVAILABLE."},
+      "How long a request waits for each range it needs from a sequence whose buffers are dry, "
+      "before UNAVAILABLE."},
      SNOWID_STORE(sequence_wait_timeout, Duration)},
     {{"sequence_step",
       "--sequence-step",
@@ -563,6 +564,20 @@ constexpr std::array<Entry, 38> kTable = {{
       false,
       "Threads that wait on the ticket table for requests, so that the event loops never do."},
      SNOWID_STORE_U32(sequence_threads)},
+    {{"max_sequences",
+      "--max-sequences",
+      "SNOWID_MAX_SEQUENCES",
+      SettingType::kInteger,
+      1,
+      100000,
+      {},
+      "1000",
+      false,
+      false,
+      false,
+      "Most sequences served at once, each with a buffer and a fetcher thread. A request for one "
+      "more is refused with RESOURCE_EXHAUSTED (HTTP 503, not retryable)."},
+     SNOWID_STORE_U32(max_sequences)},
 }};
 
 #undef SNOWID_STORE

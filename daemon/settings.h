@@ -116,6 +116,7 @@ struct Settings {
   Duration sequence_store_timeout = std::chrono::seconds(5);
   std::int64_t max_range = 1000000;    // largest SEQRANGE size
   std::uint32_t sequence_threads = 4;  // the pool that waits on the ticket table
+  std::uint32_t max_sequences = 1000;  // sequences with a buffer (and a fetcher thread) at once
 
   // Legal but risky choices (a non-loopback listener without a token, a
   // secret given as a flag), for the daemon to log at start.

@@ -85,6 +85,7 @@ TEST(Settings, DefaultsRunWithNoConfiguration) {
   EXPECT_EQ(s.sequence_store_timeout, 5s);
   EXPECT_EQ(s.max_range, 1000000);
   EXPECT_EQ(s.sequence_threads, 4u);
+  EXPECT_EQ(s.max_sequences, 1000u);
   EXPECT_TRUE(s.warnings.empty());
 }
 
@@ -147,6 +148,10 @@ TEST(Settings, SequenceBoundsAtAndPastTheEdges) {
   EXPECT_EQ(error_of(load({"--max-range", "1000000001"})),
             "--max-range: max_range must be 1..1000000000, not \"1000000001\"");
   EXPECT_EQ(load({"--sequence-threads", "64"})->sequence_threads, 64u);
+  EXPECT_EQ(load({"--max-sequences", "1"})->max_sequences, 1u);
+  EXPECT_EQ(load({"--max-sequences", "100000"})->max_sequences, 100000u);
+  EXPECT_FALSE(load({"--max-sequences", "0"}).is_ok());
+  EXPECT_FALSE(load({"--max-sequences", "100001"}).is_ok());
   EXPECT_FALSE(load({"--sequence-threads", "0"}).is_ok());
   EXPECT_FALSE(load({"--sequence-threads", "65"}).is_ok());
 }
@@ -506,7 +511,8 @@ TEST(SettingsTable, NamesFlagsAndVariablesAreDerivedAndUnique) {
                              "sequence_range_life",
                              "sequence_store_timeout",
                              "max_range",
-                             "sequence_threads"}) {
+                             "sequence_threads",
+                             "max_sequences"}) {
     EXPECT_EQ(names.count(n), 1u) << n;
   }
 }

@@ -369,7 +369,10 @@ class SequenceBuffer::Impl {
         // A caller of next_n() lacks more than one usual range holds. (0:
         // the sequence's step, known once a range has come back.)
         const std::int64_t usual = size > 0 ? size : stats_.step;
-        if (wanted_ > usual) size = std::min(wanted_, kMaxSequenceRange);
+        // While the step is unknown (the first take of a buffer without
+        // one) the take asks for the step: a batch sized take then would
+        // make a one-number NEXTSEQ fetch a range of one.
+        if (usual > 0 && wanted_ > usual) size = std::min(wanted_, kMaxSequenceRange);
       }
       ++stats_.store_calls;
       lock.unlock();

@@ -28,7 +28,8 @@ enum class Code : std::uint8_t {
   kDataLoss = 15,            // persisted state is unreadable
   kNotFound = 16,            // a named thing (a preset, a file) does not exist
   kLeaseLost = 17,           // the worker-id lease was revoked or expired; this holder must stop
-  kResourceExhausted = 18,   // no free worker id in the region's block (all held or quarantined)
+  kResourceExhausted = 18,   // a bounded resource is used up: no free worker id in the region's
+                             // block (all held or quarantined), or a daemon limit (max_sequences)
   kAlreadyExists = 19,       // a named thing (a sequence) exists already; creating it again is refused
 };
 
