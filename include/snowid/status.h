@@ -18,7 +18,7 @@ enum class Code : std::uint8_t {
   kSequenceExhausted = 1,  // this time unit's sequence is used up; the next unit frees it
   kClockBehind = 2,        // the clock is behind the last issued time, within the threshold
   kUnavailable = 3,        // a transient failure (for example the time fence could not be written)
-  kLeaseUncertain = 4,     // the worker-id lease is not confirmed: renewals late, or a new id pending
+  kLeaseUncertain = 4,     // the worker-id lease is not confirmed: renewals late, new id pending
   // Not retryable: something must change first.
   kClockMovedBack = 10,      // the clock went back by more than the threshold; now unhealthy
   kUnhealthy = 11,           // an earlier refusal stands; build a new generator after fixing it
@@ -30,7 +30,7 @@ enum class Code : std::uint8_t {
   kLeaseLost = 17,           // the worker-id lease was revoked or expired; this holder must stop
   kResourceExhausted = 18,   // a bounded resource is used up: no free worker id in the region's
                              // block (all held or quarantined), or a daemon limit (max_sequences)
-  kAlreadyExists = 19,       // a named thing (a sequence) exists already; creating it again is refused
+  kAlreadyExists = 19,       // a named thing (a sequence) exists already; no second create
 };
 
 // True when retrying the same call later may succeed.
