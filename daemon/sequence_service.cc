@@ -98,6 +98,15 @@ void SequenceService::count_store_call(Duration latency, bool failed) noexcept {
   store_latency_ns_.fetch_add(latency.count(), std::memory_order_relaxed);
 }
 
+Status SequenceService::usable_for(std::string_view name, std::int64_t count) const {
+  if (Status s = usable(name); !s.is_ok()) return s;
+  if (count < 1 || count > kMaxSequenceRange) {
+    return Status(Code::kInvalidArgument,
+                  "count must be between 1 and " + std::to_string(kMaxSequenceRange));
+  }
+  return Status::ok();
+}
+
 SequenceService::Entry& SequenceService::entry_locked(std::string_view name) {
   auto it = entries_.find(name);
   if (it == entries_.end()) {
@@ -108,13 +117,8 @@ SequenceService::Entry& SequenceService::entry_locked(std::string_view name) {
 
 SequenceNumbers SequenceService::try_next(std::string_view name, std::int64_t count) {
   SequenceNumbers out;
-  if (Status s = usable(name); !s.is_ok()) {
+  if (Status s = usable_for(name, count); !s.is_ok()) {
     out.status = std::move(s);
-    return out;
-  }
-  if (count < 1 || count > kMaxSequenceRange) {
-    out.status = Status(Code::kInvalidArgument,
-                        "count must be between 1 and " + std::to_string(kMaxSequenceRange));
     return out;
   }
   std::shared_lock<std::shared_mutex> lock(mu_);
@@ -215,13 +219,8 @@ void SequenceService::retire(std::string_view name, const std::shared_ptr<Sequen
 
 SequenceNumbers SequenceService::next(std::string_view name, std::int64_t count) {
   SequenceNumbers out;
-  if (Status s = usable(name); !s.is_ok()) {
+  if (Status s = usable_for(name, count); !s.is_ok()) {
     out.status = std::move(s);
-    return out;
-  }
-  if (count < 1 || count > kMaxSequenceRange) {
-    out.status = Status(Code::kInvalidArgument,
-                        "count must be between 1 and " + std::to_string(kMaxSequenceRange));
     return out;
   }
   // A buffer that finds its row gone may be older than the row: one deleted

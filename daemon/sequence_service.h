@@ -181,6 +181,8 @@ class SequenceService {
   void count_store_call(Duration latency, bool failed) noexcept;
   // OK, or why no call may go on: off, a bad name, closed.
   Status usable(std::string_view name) const;
+  // usable(name), and 1 <= count <= kMaxSequenceRange.
+  Status usable_for(std::string_view name, std::int64_t count) const;
 
   std::unique_ptr<TicketStore> store_;
   const Clock& clock_;

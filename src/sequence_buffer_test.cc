@@ -16,6 +16,7 @@
 #include <thread>
 #include <vector>
 
+#include "lease_test_support.h"
 #include "snowid/testing/faulty_ticket_store.h"
 #include "snowid/testing/memory_ticket_store.h"
 #include "snowid/testing/simulated_clock.h"
@@ -30,15 +31,7 @@ using testing::SimulatedClock;
 
 constexpr std::int64_t kInt64Max = std::numeric_limits<std::int64_t>::max();
 
-// Polls `done` until it holds or `limit` of real time passes.
-bool eventually(const std::function<bool()>& done, Duration limit = 10s) {
-  const auto give_up = std::chrono::steady_clock::now() + limit;
-  while (!done()) {
-    if (std::chrono::steady_clock::now() > give_up) return false;
-    std::this_thread::sleep_for(200us);
-  }
-  return true;
-}
+using test_support::eventually;
 
 // Forwards to another store, recording the size of every take() asked and
 // the most take() calls ever in flight at once; optionally moves a simulated
