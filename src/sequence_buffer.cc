@@ -433,8 +433,11 @@ class SequenceBuffer::Impl {
   void accept(SequenceRange r, std::int64_t asked) {
     ++stats_.ranges_fetched;
     stats_.last_error = Status::ok();
-    // Callers still short say so again when they wait again.
-    wanted_ = 0;
+    // What the range covers is no longer lacking. Not cleared outright: the
+    // fetcher may take again before a short caller wakes to say so again,
+    // and would then ask for a usual step (a batch of 500 on step 1 took 42
+    // round trips that way).
+    wanted_ = std::max<std::int64_t>(0, wanted_ - r.size());
     backoff_ = opt_.retry_backoff;
     high_water_ = r.end;
     // Asked for the sequence's own step: the store says what it is.
