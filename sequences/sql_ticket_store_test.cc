@@ -31,6 +31,38 @@ void run_together(int n, F body) {
   for (std::thread& t : threads) t.join();
 }
 
+// Drops the schema's tables: an empty database, which not every backend has
+// at hand otherwise.
+void drop_schema(StoreBackend& backend) {
+  for (const char* table :
+       {"snowid_sequences", "snowid_gapless_counters", "snowid_schema_migrations"}) {
+    ASSERT_TRUE(backend.query(std::string("DROP TABLE ") + table).is_ok()) << table;
+  }
+}
+
+// Opens `n` stores without migrating (each first finding the schema missing,
+// when `look_first`), has them all migrate at once, and checks that every one
+// succeeded and each version was recorded once. The stores end up in `stores`.
+void migrate_side_by_side(StoreBackend& backend, const Clock& clock, int n, bool look_first,
+                          std::vector<std::unique_ptr<TicketStore>>& stores) {
+  for (int i = 0; i < n; ++i) {
+    Result<std::unique_ptr<TicketStore>> s = backend.open(clock, /*migrate=*/false);
+    ASSERT_TRUE(s.is_ok()) << s.status().to_string();
+    if (look_first) {
+      ASSERT_EQ(s.value()->list().status().code(), Code::kFailedPrecondition);
+    }
+    stores.push_back(std::move(s.value()));
+  }
+  std::vector<Status> results(static_cast<std::size_t>(n));
+  run_together(n, [&](int i) {
+    results[static_cast<std::size_t>(i)] = stores[static_cast<std::size_t>(i)]->migrate();
+  });
+  for (const Status& s : results) EXPECT_TRUE(s.is_ok()) << s.to_string();
+  Result<std::string> count = backend.query("SELECT COUNT(*) FROM snowid_schema_migrations");
+  ASSERT_TRUE(count.is_ok());
+  EXPECT_EQ(count.value(), "2");
+}
+
 TEST_P(SqlTicketStoreTest, MigrationRecordsEveryVersionOnce) {
   Result<std::string> versions = backend_->query(
       "SELECT COUNT(*) || ':' || MIN(version) || ':' || MAX(version) FROM "
@@ -57,10 +89,7 @@ TEST_P(SqlTicketStoreTest, MigrationTimeComesFromTheClock) {
 TEST_P(SqlTicketStoreTest, StoreOnAnUnmigratedDatabaseSaysRunMigrateUntilItDoes) {
   // A second, empty database is not at hand for every backend; dropping the
   // tables makes one.
-  for (const char* table :
-       {"snowid_sequences", "snowid_gapless_counters", "snowid_schema_migrations"}) {
-    ASSERT_TRUE(backend_->query(std::string("DROP TABLE ") + table).is_ok()) << table;
-  }
+  ASSERT_NO_FATAL_FAILURE(drop_schema(*backend_));
   Result<std::unique_ptr<TicketStore>> bare = backend_->open(clock_, /*migrate=*/false);
   ASSERT_TRUE(bare.is_ok()) << bare.status().to_string();
   TicketStore& store = *bare.value();
@@ -79,24 +108,11 @@ TEST_P(SqlTicketStoreTest, StoreOnAnUnmigratedDatabaseSaysRunMigrateUntilItDoes)
 }
 
 TEST_P(SqlTicketStoreTest, ConcurrentMigratorsOfOneDatabaseAllSucceedOnce) {
-  for (const char* table :
-       {"snowid_sequences", "snowid_gapless_counters", "snowid_schema_migrations"}) {
-    ASSERT_TRUE(backend_->query(std::string("DROP TABLE ") + table).is_ok()) << table;
-  }
+  ASSERT_NO_FATAL_FAILURE(drop_schema(*backend_));
   constexpr int kMigrators = 6;
   std::vector<std::unique_ptr<TicketStore>> stores;
-  for (int i = 0; i < kMigrators; ++i) {
-    Result<std::unique_ptr<TicketStore>> s = backend_->open(clock_, /*migrate=*/false);
-    ASSERT_TRUE(s.is_ok()) << s.status().to_string();
-    stores.push_back(std::move(s.value()));
-  }
-  std::vector<Status> results(kMigrators);
-  run_together(kMigrators,
-               [&](int i) { results[static_cast<std::size_t>(i)] = stores[i]->migrate(); });
-  for (const Status& s : results) EXPECT_TRUE(s.is_ok()) << s.to_string();
-  Result<std::string> count = backend_->query("SELECT COUNT(*) FROM snowid_schema_migrations");
-  ASSERT_TRUE(count.is_ok());
-  EXPECT_EQ(count.value(), "2");
+  ASSERT_NO_FATAL_FAILURE(
+      migrate_side_by_side(*backend_, clock_, kMigrators, /*look_first=*/false, stores));
   ASSERT_TRUE(stores[0]->create("orders", 0, 10).is_ok());
   EXPECT_TRUE(stores[kMigrators - 1]->take("orders", 0).is_ok());
 }
@@ -106,25 +122,11 @@ TEST_P(SqlTicketStoreTest, ConcurrentMigratorsOfOneDatabaseAllSucceedOnce) {
 // backend's catalog cache, which waiting for the migration lock does not
 // refresh: the version must still be read as the migrator before committed it.
 TEST_P(SqlTicketStoreTest, ConcurrentMigratorsThatLookedForTheSchemaFirstSucceedOnce) {
-  for (const char* table :
-       {"snowid_sequences", "snowid_gapless_counters", "snowid_schema_migrations"}) {
-    ASSERT_TRUE(backend_->query(std::string("DROP TABLE ") + table).is_ok()) << table;
-  }
+  ASSERT_NO_FATAL_FAILURE(drop_schema(*backend_));
   constexpr int kMigrators = 6;
   std::vector<std::unique_ptr<TicketStore>> stores;
-  for (int i = 0; i < kMigrators; ++i) {
-    Result<std::unique_ptr<TicketStore>> s = backend_->open(clock_, /*migrate=*/false);
-    ASSERT_TRUE(s.is_ok()) << s.status().to_string();
-    ASSERT_EQ(s.value()->list().status().code(), Code::kFailedPrecondition);
-    stores.push_back(std::move(s.value()));
-  }
-  std::vector<Status> results(kMigrators);
-  run_together(kMigrators,
-               [&](int i) { results[static_cast<std::size_t>(i)] = stores[i]->migrate(); });
-  for (const Status& s : results) EXPECT_TRUE(s.is_ok()) << s.to_string();
-  Result<std::string> count = backend_->query("SELECT COUNT(*) FROM snowid_schema_migrations");
-  ASSERT_TRUE(count.is_ok());
-  EXPECT_EQ(count.value(), "2");
+  ASSERT_NO_FATAL_FAILURE(
+      migrate_side_by_side(*backend_, clock_, kMigrators, /*look_first=*/true, stores));
   for (auto& store : stores) EXPECT_TRUE(store->list().is_ok());
 }
 
