@@ -113,7 +113,7 @@ TEST(Sequences, TheDefaultTableIsAnSqliteFileInTheStateDirServedOverResp) {
   ASSERT_TRUE(c.has_value());
   const auto next = c->command({"NEXTSEQ", "orders"});
   ASSERT_TRUE(next.has_value());
-  EXPECT_EQ(next->debug(), ":1005");
+  EXPECT_EQ(next->debug(), "\"1005\"") << "a bulk string, as ids are";
   const auto range = c->command({"SEQRANGE", "orders", "100"});
   ASSERT_TRUE(range.has_value());
   const auto in_range = numbers_of(*range, true);
