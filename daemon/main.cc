@@ -124,6 +124,7 @@ std::string fixed_differences(const Settings& a, const Settings& b) {
       SNOWID_SAME(http),
       SNOWID_SAME(tcp),
       SNOWID_SAME(etcd),
+      SNOWID_SAME(registry),
       SNOWID_SAME(region),
       SNOWID_SAME(host),
       SNOWID_SAME(state_dir),
@@ -336,6 +337,7 @@ int run(int argc, char** argv) {
     // registry may come back.
     return setup.status().code() == Code::kUnavailable ? kExitFailure : kExitUsage;
   }
+  if (!setup->warning.empty()) log.warn("setting warning", {{"warning", setup->warning}});
 
   const SequenceBufferOptions buffering = buffer_options(settings);
   if (const Status valid = validate(buffering); !valid.is_ok()) {

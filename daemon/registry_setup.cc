@@ -66,11 +66,15 @@ Result<DaemonLayout> resolve_layout(const std::string& name_or_path, WallTime no
 }
 
 std::string_view registry_kind(const Settings& settings) noexcept {
+  if (settings.registry == "file") return "file";
   return settings.etcd.empty() ? "file" : "etcd";
 }
 
 common::RegistryConfig registry_config(const Settings& s, const Environment& env) {
   common::RegistryConfig c;
+  c.choice = s.registry == "file"   ? common::RegistryChoice::kFile
+             : s.registry == "etcd" ? common::RegistryChoice::kEtcd
+                                    : common::RegistryChoice::kAuto;
   c.state_dir = s.state_dir;
   c.etcd_endpoints = s.etcd;
   common::copy_etcd_access(s, c);
@@ -126,10 +130,13 @@ Result<RegistrySetup> setup_registry(const Settings& settings, const Environment
                   "etcd: this snowidd was built without etcd support (SNOWID_BUILD_ETCD=OFF); "
                   "unset etcd to use the file registry");
   }
+  const common::RegistryConfig config = registry_config(settings, env);
+  const common::HostSharing sharing =
+      common::detect_host_sharing([&env](std::string_view name) { return env.get(name); });
+  if (Status s = common::check_registry_choice(config, sharing, out.warning); !s.is_ok()) return s;
   // The fences live in state_dir with either registry.
   if (Status s = common::make_dirs(settings.state_dir); !s.is_ok()) return s;
-  Result<std::unique_ptr<WorkerRegistry>> registry =
-      common::open_registry(registry_config(settings, env), l, clock);
+  Result<std::unique_ptr<WorkerRegistry>> registry = common::open_registry(config, l, clock);
   if (!registry.is_ok()) return registry.status();
   out.registry = std::move(registry).value();
   out.kind = registry_kind(settings);

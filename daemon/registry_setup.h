@@ -77,6 +77,9 @@ struct RegistrySetup {
   std::string_view kind;  // registry_kind()
   std::unique_ptr<WorkerRegistry> registry;
   std::shared_ptr<FenceStores> fences;
+  // A line for the log when the file registry runs by default in a
+  // container (common::check_registry_choice); empty otherwise.
+  std::string warning;
   // generator: layout, not_before, max_backward; lease: region, host,
   // timing; fence_store_for.
   LeasedGeneratorOptions options;

@@ -33,6 +33,7 @@ constexpr std::int64_t ms(Duration d) {
 }
 
 constexpr std::array<std::string_view, 4> kLogLevels = {"debug", "info", "warn", "error"};
+constexpr std::array<std::string_view, 3> kRegistries = {"auto", "file", "etcd"};
 
 // One parsed value, before it is stored in its field.
 using Value = std::variant<std::string, std::int64_t, Duration, std::optional<Address>, bool,
@@ -64,7 +65,7 @@ constexpr std::string_view kSequencesDefaultText = "sqlite:<state_dir>/sequences
 constexpr std::string_view kSequencesDefaultText = "off (built without the sequence stores)";
 #endif
 
-constexpr std::array<Entry, 39> kTable = {{
+constexpr std::array<Entry, 40> kTable = {{
     {{"socket",
       "--socket",
       "SNOWID_SOCKET",
@@ -118,6 +119,12 @@ constexpr std::array<Entry, 39> kTable = {{
       false,
       "etcd member URLs (URL[,URL...]); off: the file registry in state_dir."},
      SNOWID_STORE(etcd, std::vector<std::string>)},
+    {{"registry", "--registry", "SNOWID_REGISTRY", SettingType::kEnum, 0, 0, kRegistries, "auto",
+      false, false, false,
+      "Worker-id registry: etcd, file, or auto (etcd when etcd is set, else the file registry, "
+      "which auto refuses under a container orchestrator such as Kubernetes: choose file "
+      "there only for a process alone on its host)."},
+     SNOWID_STORE(registry, std::string)},
     {{"region",
       "--region",
       "SNOWID_REGION",
@@ -662,7 +669,13 @@ std::string format_bounds(const SettingInfo& info) {
 
 Result<std::vector<std::string>> parse_endpoints(std::string_view text) {
   std::vector<std::string> out;
-  if (text.empty() || text == "off") return out;
+  if (text == "off") return out;
+  // Never read as "no etcd": an empty value is most often a variable that a
+  // deployment meant to fill, and the file registry in its place would give
+  // every pod the same worker id.
+  if (text.find_first_not_of(" \t\r\n") == std::string_view::npos) {
+    return invalid("is empty; give etcd member URLs (URL[,URL...]), or off for the file registry");
+  }
   std::size_t start = 0;
   while (true) {
     const std::size_t comma = text.find(',', start);
@@ -1134,11 +1147,14 @@ Result<Settings> load_settings(int argc, const char* const* argv, const Environm
   // 2. The environment.
   FoundTable vars;
   for (const Entry& e : kTable) {
-    if (std::optional<std::string> v = nonempty(env, e.info.env)) {
+    // An empty variable counts as unset, except for the registry's: there it
+    // is refused (parse_endpoints), never taken as "use the file registry".
+    const bool registry = e.info.name == "etcd" || e.info.name == "registry";
+    if (std::optional<std::string> v = registry ? env.get(e.info.env) : nonempty(env, e.info.env)) {
       if (Status s = record(vars, e, std::string(e.info.env), *v); !s.is_ok()) return s;
     } else if (e.info.name == "etcd") {
       // The name the snowid tool reads, so that one environment serves both.
-      if (std::optional<std::string> alias = nonempty(env, "SNOWID_ETCD_ENDPOINTS")) {
+      if (std::optional<std::string> alias = env.get("SNOWID_ETCD_ENDPOINTS")) {
         if (Status s = record(vars, e, "SNOWID_ETCD_ENDPOINTS", *alias); !s.is_ok()) return s;
       }
     }

@@ -77,6 +77,7 @@ struct Settings {
   std::optional<Address> http;           // nullopt: off
   std::optional<Address> tcp;            // RESP over TCP; nullopt: off
   std::vector<std::string> etcd;         // member URLs; empty: the file registry
+  std::string registry = "auto";         // auto, file or etcd
   std::uint32_t region = 0;              // fits the layout's region field
   std::optional<std::uint32_t> host;     // pinned host id in the region; nullopt: any free one
   std::string state_dir;                 // fences and the file registry

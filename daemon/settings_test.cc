@@ -392,6 +392,37 @@ TEST(Settings, EtcdEndpoints) {
   EXPECT_FALSE(load({"--etcd", "http://a:2379,"}).is_ok());
 }
 
+// An empty etcd setting is a deployment mistake (a variable meant to be
+// filled), never "use the file registry": every pod would take worker 0/0.
+TEST(Settings, AnEmptyOrBlankEtcdIsRefusedWhereverItComesFrom) {
+  for (const char* text : {"", " ", "\t", " \n "}) {
+    EXPECT_NE(error_of(load({"--etcd", text})).find("etcd is empty"), std::string::npos) << text;
+    for (const char* var : {"SNOWID_ETCD", "SNOWID_ETCD_ENDPOINTS"}) {
+      MapEnvironment env = base_env();
+      env.variables[var] = text;
+      const std::string message = error_of(load({}, env));
+      EXPECT_NE(message.find(var), std::string::npos) << var << ": " << message;
+      EXPECT_NE(message.find("is empty"), std::string::npos) << message;
+    }
+  }
+  for (const char* toml : {"etcd = \"\"\n", "etcd = \"  \"\n", "etcd = []\n"}) {
+    EXPECT_NE(error_of(load_toml(toml)).find("is empty"), std::string::npos) << toml;
+  }
+  EXPECT_TRUE(load({"--etcd", "off"})->etcd.empty()) << "off is the explicit file registry";
+}
+
+TEST(Settings, RegistryIsAutoFileOrEtcd) {
+  EXPECT_EQ(load({})->registry, "auto");
+  EXPECT_EQ(load({"--registry", "file"})->registry, "file");
+  EXPECT_EQ(load_toml("registry = \"etcd\"\n")->registry, "etcd");
+  EXPECT_FALSE(load({"--registry", "zookeeper"}).is_ok());
+  MapEnvironment env = base_env();
+  env.variables["SNOWID_REGISTRY"] = "";
+  EXPECT_FALSE(load({}, env).is_ok()) << "an empty registry variable is refused, not ignored";
+  env.variables["SNOWID_REGISTRY"] = "file";
+  EXPECT_EQ(load({}, env)->registry, "file");
+}
+
 TEST(Settings, EtcdAlsoReadsTheToolsVariableButItsOwnWins) {
   MapEnvironment env = base_env();
   env.variables["SNOWID_ETCD_ENDPOINTS"] = "http://tool:2379";
@@ -479,6 +510,7 @@ TEST(SettingsTable, NamesFlagsAndVariablesAreDerivedAndUnique) {
                              "http",
                              "tcp",
                              "etcd",
+                             "registry",
                              "region",
                              "host",
                              "state_dir",

@@ -15,6 +15,52 @@
 
 namespace snowid::common {
 
+std::string_view registry_choice_name(RegistryChoice choice) noexcept {
+  switch (choice) {
+    case RegistryChoice::kFile:
+      return "file";
+    case RegistryChoice::kEtcd:
+      return "etcd";
+    case RegistryChoice::kAuto:
+      break;
+  }
+  return "auto";
+}
+
+Status check_registry_choice(const RegistryConfig& c, const HostSharing& sharing,
+                             std::string& warning) {
+  warning.clear();
+  const bool etcd = !c.etcd_endpoints.empty();
+  switch (c.choice) {
+    case RegistryChoice::kEtcd:
+      if (etcd) return Status::ok();
+      return Status(Code::kInvalidArgument,
+                    "the registry chosen is etcd, but no etcd endpoints are set (--etcd "
+                    "URL[,URL...])");
+    case RegistryChoice::kFile:
+      if (!etcd) return Status::ok();
+      return Status(Code::kInvalidArgument,
+                    "the registry chosen is file, but etcd endpoints are set too: choose one");
+    case RegistryChoice::kAuto:
+      break;
+  }
+  if (etcd || sharing.kind == HostSharing::Kind::kAlone) return Status::ok();
+  const std::string risk =
+      "the file registry sees only this container's files and names, so another container on "
+      "the same host with the file registry would take the same worker id and issue the same ids";
+  if (sharing.kind == HostSharing::Kind::kOrchestrated) {
+    return Status(Code::kInvalidArgument,
+                  "no registry chosen, and " + sharing.evidence + ": " + risk +
+                      ". Configure etcd for a fleet (--etcd URL[,URL...]), or choose the file "
+                      "registry explicitly (--registry file, SNOWID_REGISTRY=file) if this "
+                      "process really is alone with its worker ids on its host");
+  }
+  warning = sharing.evidence + ": " + risk +
+            "; configure etcd, or choose the file registry explicitly (--registry file, "
+            "SNOWID_REGISTRY=file) to say this container is alone";
+  return Status::ok();
+}
+
 bool etcd_supported() noexcept {
 #ifdef SNOWID_COMMON_ETCD
   return true;

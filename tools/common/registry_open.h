@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "host_sharing.h"
 #include "snowid/layout.h"
 #include "snowid/lease.h"
 #include "snowid/status.h"
@@ -17,7 +18,16 @@
 
 namespace snowid::common {
 
+// Which registry the settings chose. kAuto: etcd when endpoints are given,
+// else the file registry, which is then refused under a container
+// orchestrator (check_registry_choice()).
+enum class RegistryChoice { kAuto, kFile, kEtcd };
+
+// "auto", "file", "etcd".
+std::string_view registry_choice_name(RegistryChoice choice) noexcept;
+
 struct RegistryConfig {
+  RegistryChoice choice = RegistryChoice::kAuto;
   // The state directory: the file registry lives here (and the time fences,
   // see fence_file.h). Created with make_dirs() when the file registry is
   // opened; not needed for etcd.
@@ -48,6 +58,16 @@ void copy_etcd_access(const Settings& from, RegistryConfig& to) {
   to.etcd_user = from.etcd_user;
   to.etcd_password = from.etcd_password;
 }
+
+// Checks the registry choice of a process that is about to take a worker id
+// against what it can see of its host (`sharing`, see host_sharing.h):
+// kInvalidArgument (a configuration mistake) when kEtcd has no endpoints,
+// kFile has some, or kAuto would use the file registry under a container
+// orchestrator, where replicas on one host would take the same ids. The
+// message says what to set. OK otherwise; `warning` then receives a line for
+// the log when the file registry runs in a lone container by default.
+Status check_registry_choice(const RegistryConfig& config, const HostSharing& sharing,
+                             std::string& warning);
 
 // True if this build can open an etcd registry.
 bool etcd_supported() noexcept;

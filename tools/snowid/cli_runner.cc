@@ -26,7 +26,12 @@ std::vector<std::string> child_environment(const CliRun& run) {
   for (const char* name :
        {"SNOWID_STATE_DIR", "XDG_STATE_HOME", "HOME", "SNOWID_REGION", "SNOWID_ETCD_ENDPOINTS",
         "SNOWID_ETCD_PREFIX", "SNOWID_ETCD_CLUSTER", "SNOWID_ETCD_CA", "SNOWID_ETCD_CERT",
-        "SNOWID_ETCD_KEY", "SNOWID_ETCD_USER", "SNOWID_ETCD_PASSWORD", "SNOWID_SEQUENCES"}) {
+        "SNOWID_ETCD_KEY", "SNOWID_ETCD_USER", "SNOWID_ETCD_PASSWORD", "SNOWID_SEQUENCES",
+        "SNOWID_REGISTRY",
+        // An orchestrator's variables would make the file registry refuse to
+        // start (host_sharing.h); the tests that need them set them.
+        "KUBERNETES_SERVICE_HOST", "ECS_CONTAINER_METADATA_URI", "ECS_CONTAINER_METADATA_URI_V4",
+        "NOMAD_ALLOC_ID"}) {
     changes.emplace_back(name, std::nullopt);
   }
   // The host-wide id locks are shared by every process of the machine: each

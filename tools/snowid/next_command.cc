@@ -63,6 +63,7 @@ int run_next(const NextOptions& opt) {
 
   Result<RegistrySettings> settings = resolve_registry(opt.registry, true);
   if (!settings.is_ok()) return report(settings.status());
+  if (Status s = check_registry_choice(settings.value()); !s.is_ok()) return report(s);
   if (Status s = make_dirs(settings->state_dir); !s.is_ok()) return report(s);
   IssueRequest request;
   request.history = &file->history;

@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <filesystem>
 #include <future>
 #include <set>
 #include <string>
@@ -277,6 +278,51 @@ TEST(Next, UsesTheEraOfAHistoryThatIsInEffectNow) {
   EXPECT_EQ(d.exit_code, 0) << d.err;
   EXPECT_NE(d.out.find(" layout=wide_hosts "), std::string::npos) << d.out;
   EXPECT_NE(d.out.find(" region=0 host=300 "), std::string::npos) << d.out;
+}
+
+// Two pods on one host, each with the file registry in its own state
+// directory, would both take worker 0/0: under an orchestrator the registry
+// must be chosen.
+TEST(Next, RefusesTheFileRegistryUnderAnOrchestratorUnlessChosen) {
+  TempDir state;
+  const CliResult refused = run_cli({.args = {"next", "--state-dir", state.path()},
+                                     .env = {{"KUBERNETES_SERVICE_HOST", "10.96.0.1"}}});
+  EXPECT_EQ(refused.exit_code, 2) << refused.err;
+  EXPECT_EQ(refused.out, "") << "no id";
+  EXPECT_NE(refused.err.find("KUBERNETES_SERVICE_HOST is set"), std::string::npos) << refused.err;
+  EXPECT_NE(refused.err.find("--registry file"), std::string::npos) << refused.err;
+  EXPECT_FALSE(std::filesystem::exists(state.path() + "/workers")) << "no lease was taken";
+
+  for (const auto& run :
+       {CliRun{.args = {"next", "--registry", "file", "--state-dir", state.path()},
+       .env = {{"KUBERNETES_SERVICE_HOST", "10.96.0.1"}}},
+        CliRun{.args = {"next", "--state-dir", state.path()},
+        .env = {{"KUBERNETES_SERVICE_HOST", "10.96.0.1"}, {"SNOWID_REGISTRY", "file"}}}}) {
+    const CliResult chosen = run_cli(run);
+    EXPECT_EQ(chosen.exit_code, 0) << chosen.err;
+    EXPECT_EQ(ids_of(chosen).size(), 1u);
+  }
+}
+
+TEST(Next, AnEmptyEtcdSettingIsRefusedNotTakenForTheFileRegistry) {
+  TempDir state;
+  for (const auto& run : {CliRun{.args = {"next", "--etcd", "", "--state-dir", state.path()}},
+                          CliRun{.args = {"next", "--etcd", "  ", "--state-dir", state.path()}},
+                          CliRun{.args = {"next", "--state-dir", state.path()},
+                          .env = {{"SNOWID_ETCD_ENDPOINTS", ""}}},
+                          CliRun{.args = {"next", "--state-dir", state.path()},
+                          .env = {{"SNOWID_ETCD_ENDPOINTS", " "}}}}) {
+    const CliResult r = run_cli(run);
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    EXPECT_EQ(r.out, "");
+    EXPECT_NE(r.err.find("is empty"), std::string::npos) << r.err;
+  }
+  const CliResult both = run_cli({"next", "--registry", "etcd", "--state-dir", state.path()});
+  EXPECT_EQ(both.exit_code, 2) << both.err;
+  EXPECT_NE(both.err.find("no etcd endpoints"), std::string::npos) << both.err;
+  const CliResult bad = run_cli({"next", "--registry", "consul", "--state-dir", state.path()});
+  EXPECT_EQ(bad.exit_code, 2) << bad.err;
+  EXPECT_FALSE(std::filesystem::exists(state.path() + "/workers")) << "no lease was taken";
 }
 
 }  // namespace

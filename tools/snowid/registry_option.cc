@@ -24,6 +24,15 @@ std::string flag_or_env(const std::string& flag, const char* name) {
   return flag.empty() ? env(name) : flag;
 }
 
+// What common::check_registry_choice() reads of the settings: the choice,
+// and whether endpoints are given (open_registry() parses them).
+common::RegistryConfig choice_of(const RegistrySettings& s) {
+  common::RegistryConfig c;
+  c.choice = s.choice;
+  if (s.etcd) c.etcd_endpoints = {s.etcd_endpoints};
+  return c;
+}
+
 }  // namespace
 
 void add_registry_options(CLI::App& app, RegistryFlags& f) {
@@ -38,8 +47,12 @@ void add_registry_options(CLI::App& app, RegistryFlags& f) {
       "etcd for a fleet; without --etcd or SNOWID_ETCD_ENDPOINTS, the file registry of this "
       "host in the state directory, whose ids are also locked host-wide under the name prefix "
       "$SNOWID_HOST_LOCK (default snowid-worker; off: no host-wide lock)");
-  g->add_option("--etcd", f.etcd, "etcd client URLs (env SNOWID_ETCD_ENDPOINTS)")
-      ->type_name("URL[,URL...]");
+  g->add_option("--registry", f.registry,
+                "auto (the default: etcd when --etcd is set, else the file registry, which is "
+                "refused under a container orchestrator), file or etcd (env SNOWID_REGISTRY)")
+      ->type_name("KIND");
+  f.etcd_option = g->add_option("--etcd", f.etcd, "etcd client URLs (env SNOWID_ETCD_ENDPOINTS)")
+                      ->type_name("URL[,URL...]");
   g->add_option("--etcd-prefix", f.etcd_prefix,
                 "Key prefix (env SNOWID_ETCD_PREFIX, default /snowid)")
       ->type_name("PREFIX");
@@ -64,7 +77,27 @@ Result<RegistrySettings> resolve_registry(const RegistryFlags& f, bool need_stat
     return Status(Code::kInvalidArgument, "--state-dir is empty");
   }
   RegistrySettings s;
-  s.etcd_endpoints = flag_or_env(f.etcd, "SNOWID_ETCD_ENDPOINTS");
+  const std::string choice = flag_or_env(f.registry, "SNOWID_REGISTRY");
+  const char* choice_from = f.registry.empty() ? "SNOWID_REGISTRY" : "--registry";
+  if (choice == "file") {
+    s.choice = common::RegistryChoice::kFile;
+  } else if (choice == "etcd") {
+    s.choice = common::RegistryChoice::kEtcd;
+  } else if (choice != "auto" && !(choice.empty() && std::getenv("SNOWID_REGISTRY") == nullptr)) {
+    return Status(Code::kInvalidArgument,
+                  std::string(choice_from) + " must be auto, file or etcd, not \"" + choice + "\"");
+  }
+  const bool etcd_flag = f.etcd_option != nullptr && f.etcd_option->count() > 0;
+  s.etcd_endpoints = etcd_flag ? f.etcd : env("SNOWID_ETCD_ENDPOINTS");
+  // An empty value is most often a variable a deployment meant to fill: the
+  // file registry in its place would give every pod the same worker id.
+  if ((etcd_flag || std::getenv("SNOWID_ETCD_ENDPOINTS") != nullptr) &&
+      s.etcd_endpoints.find_first_not_of(" \t\r\n") == std::string::npos) {
+    return Status(Code::kInvalidArgument,
+                  std::string(etcd_flag ? "--etcd" : "SNOWID_ETCD_ENDPOINTS") +
+                      " is empty; give etcd member URLs (URL[,URL...]), or leave it unset for "
+                      "the file registry");
+  }
   s.etcd = !s.etcd_endpoints.empty();
   if (!s.etcd || need_state_dir) {
     Result<std::string> dir = find_state_dir(f.state_dir);
@@ -82,9 +115,22 @@ Result<RegistrySettings> resolve_registry(const RegistryFlags& f, bool need_stat
   return s;
 }
 
+Status check_registry_choice(const RegistrySettings& s) {
+  // The warning for a lone container is the daemon's to log; the tool, run
+  // by hand in a development container, keeps its standard error for errors.
+  std::string warning;
+  return common::check_registry_choice(choice_of(s),
+                                       common::detect_host_sharing(common::process_env), warning);
+}
+
 Result<std::unique_ptr<WorkerRegistry>> open_registry(const RegistrySettings& s,
                                                       const Layout& layout, const Clock& clock) {
   common::RegistryConfig c;
+  c.choice = s.choice;
+  // A choice that contradicts the endpoints is refused for every command;
+  // the host itself matters only to one that takes ids (check_registry_choice).
+  std::string warning;
+  if (Status st = common::check_registry_choice(choice_of(s), {}, warning); !st.is_ok()) return st;
   c.state_dir = s.state_dir;
   c.host_lock = s.host_lock;
   if (s.etcd) {

@@ -20,7 +20,8 @@ namespace snowid::cli {
 
 struct RegistryFlags {
   std::string state_dir;
-  std::string etcd;  // URL[,URL...]
+  std::string registry;  // auto, file or etcd
+  std::string etcd;      // URL[,URL...]
   std::string etcd_prefix;
   std::string etcd_cluster;
   std::string etcd_ca;
@@ -29,6 +30,7 @@ struct RegistryFlags {
   std::string etcd_user;
   std::string etcd_password;
   CLI::Option* state_dir_option = nullptr;  // to tell "--state-dir ''" from no flag
+  CLI::Option* etcd_option = nullptr;       // to tell "--etcd ''" from no flag
 };
 
 // Adds --state-dir and the etcd options, in an option group of `app`.
@@ -36,6 +38,7 @@ void add_registry_options(CLI::App& app, RegistryFlags& flags);
 
 // The registry settings after the environment is applied.
 struct RegistrySettings {
+  common::RegistryChoice choice = common::RegistryChoice::kAuto;
   bool etcd = false;
   // The state directory (file registry, time fences); empty when not needed
   // and not found.
@@ -50,13 +53,19 @@ struct RegistrySettings {
 
 // Reads the environment. `need_state_dir`: fail if no state directory can be
 // found (it holds the time fences even with etcd). kInvalidArgument for an
-// empty --state-dir.
+// empty --state-dir, an empty or blank --etcd or SNOWID_ETCD_ENDPOINTS (never
+// read as "no etcd"), and a --registry or SNOWID_REGISTRY other than auto,
+// file or etcd.
 Result<RegistrySettings> resolve_registry(const RegistryFlags& flags, bool need_state_dir);
 
 // Opens the registry for `layout`'s region and host widths. etcd that does
 // not answer: kUnavailable naming the endpoints.
 Result<std::unique_ptr<WorkerRegistry>> open_registry(const RegistrySettings& settings,
                                                       const Layout& layout, const Clock& clock);
+
+// For a command that takes worker ids: checks the registry choice against
+// this host (common::check_registry_choice).
+Status check_registry_choice(const RegistrySettings& settings);
 
 // The lease timing for the registry: the defaults, and no clock skew to allow
 // for with the file registry (one host, one clock).
