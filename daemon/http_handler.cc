@@ -69,6 +69,19 @@ void append_json_integer(std::string& out, std::int64_t value) {
   }
 }
 
+// A decoded field of `width` bits: a JSON number when every value of that
+// width is exact in a double, else always a decimal string, so that the type
+// of a key depends on the layout only, never on the value.
+void append_json_field(std::string& out, int width, std::uint64_t value) {
+  if (width <= 53) {
+    append_decimal(out, value);
+    return;
+  }
+  out += '"';
+  append_decimal(out, value);
+  out += '"';
+}
+
 // `text` (from the client) cut short for a message; append_json_string
 // repairs a sequence cut in the middle.
 std::string echo(std::string_view text) {
@@ -718,17 +731,21 @@ HttpResponse HttpHandler::answer(const HttpRequest& request,
       append_json_string(body, format_iso8601(d.time));
       body += ",\"unix_ms\":";
       append_json_integer(body, unix_ms(d.time));
-      body += ",\"ticks\":";
-      append_json_integer(body, d.ticks);
-      body += ",\"fields\":{";
       const auto fields = layout.fields();
+      int time_width = 0;
+      for (const FieldInfo& f : fields) {
+        if (f.role == FieldRole::kTime) time_width = f.width;
+      }
+      body += ",\"ticks\":";
+      append_json_field(body, time_width, static_cast<std::uint64_t>(d.ticks));
+      body += ",\"fields\":{";
       for (std::size_t i = 0;
            i < fields.size() && i < static_cast<std::size_t>(d.field_count) && i < d.values.size();
            ++i) {
         if (i > 0) body += ',';
         append_json_string(body, fields[i].name);
         body += ':';
-        append_json_integer(body, d.values[i]);
+        append_json_field(body, fields[i].width, d.values[i]);
       }
       body += "}}";
       return json_response(200, std::move(body));

@@ -28,8 +28,8 @@ constexpr std::string_view kVersion = SNOWID_VERSION;
 constexpr std::string_view kNotInteger = "value is not an integer or out of range";
 constexpr std::string_view kNoAuth = "Authentication required.";
 constexpr std::string_view kWrongPass = "invalid username-password pair or user is disabled.";
-// Longest reply line of one integer: type byte, 20 digits or a sign and 19, CR LF.
-constexpr std::size_t kMaxIntegerLine = 1 + 20 + 2;
+// The most bytes one id or sequence number takes in a reply.
+constexpr std::size_t kMaxNumberBytes = RespWriter::kMaxWideBytes;
 // At most this many arguments, each cut to kQuotedArgumentBytes, are quoted
 // back in the error for an unknown command.
 constexpr std::size_t kQuotedArguments = 3;
@@ -155,10 +155,10 @@ void refusal(RespWriter& w, Code code, Duration retry_after, std::string_view me
 void write_spans(RespWriter& w, std::span<const IdSpan> spans) {
   std::size_t total = 0;
   for (const IdSpan& s : spans) total += s.count;
-  reserve_more(w.output(), kMaxIntegerLine * (total + 1));
+  reserve_more(w.output(), kMaxNumberBytes * (total + 1));
   w.array_header(total);
   for (const IdSpan& s : spans) {
-    for (std::uint32_t i = 0; i < s.count; ++i) w.unsigned_integer(s.first + i);
+    for (std::uint32_t i = 0; i < s.count; ++i) w.wide_integer(s.first + i);
   }
 }
 
@@ -173,15 +173,15 @@ void sequence_refusal(RespWriter& w, const Status& s) {
   refusal(w, s.code(), kSequenceRetryAfter, s.message(), Refusing::kSequence);
 }
 
-// NEXTSEQ's reply: one integer for the form without a count, else an array.
+// NEXTSEQ's reply: one number for the form without a count, else an array.
 void write_numbers(RespWriter& w, const std::vector<SequenceRange>& ranges, bool single) {
-  if (single && !ranges.empty()) return w.integer(ranges.front().first);
+  if (single && !ranges.empty()) return w.wide_integer(ranges.front().first);
   std::size_t total = 0;
   for (const SequenceRange& r : ranges) total += static_cast<std::size_t>(r.size());
-  reserve_more(w.output(), kMaxIntegerLine * (total + 1));
+  reserve_more(w.output(), kMaxNumberBytes * (total + 1));
   w.array_header(total);
   for (const SequenceRange& r : ranges) {
-    for (std::int64_t n = r.first; n < r.end; ++n) w.integer(n);
+    for (std::int64_t n = r.first; n < r.end; ++n) w.wide_integer(n);
   }
 }
 
@@ -190,7 +190,7 @@ void write_sequence_info(RespWriter& w, const SequenceDetails& d) {
   w.bulk_string("name");
   w.bulk_string(d.row.name);
   w.bulk_string("next_value");
-  w.integer(d.row.next_value);
+  w.wide_integer(d.row.next_value);
   w.bulk_string("step");
   w.integer(d.row.step);
   w.bulk_string("created");
@@ -212,18 +212,30 @@ bool is_fixed_decode_key(std::string_view name) noexcept {
   return name == "id" || name == "time" || name == "unix_ms" || name == "ticks";
 }
 
+// A decoded field of `width` bits: an integer when every value of that width
+// is exact in a double, else as an id is written. So the type of each key
+// depends on the layout only, never on the value.
+void write_field(RespWriter& w, int width, std::uint64_t value) {
+  if (width <= 53) return w.unsigned_integer(value);
+  w.wide_integer(value);
+}
+
 void write_decoded(RespWriter& w, const Layout& layout, const DecodedId& d) {
   const std::span<const FieldInfo> fields = layout.fields();
   const std::size_t count = std::min(fields.size(), static_cast<std::size_t>(d.field_count));
+  int time_width = 0;
+  for (const FieldInfo& f : fields) {
+    if (f.role == FieldRole::kTime) time_width = f.width;
+  }
   w.map_header(4 + count);
   w.bulk_string("id");
-  w.unsigned_integer(d.id);
+  w.wide_integer(d.id);
   w.bulk_string("time");
   w.bulk_string(format_iso8601(d.time));
   w.bulk_string("unix_ms");
   w.integer(unix_ms(d.time));
   w.bulk_string("ticks");
-  w.integer(d.ticks);
+  write_field(w, time_width, static_cast<std::uint64_t>(d.ticks));
   for (std::size_t i = 0; i < count; ++i) {
     // A field named like a fixed key (the time field of snowid's own layout
     // is "time") is prefixed, so that a RESP3 map has no repeated key.
@@ -232,7 +244,7 @@ void write_decoded(RespWriter& w, const Layout& layout, const DecodedId& d) {
     } else {
       w.bulk_string(fields[i].name);
     }
-    w.unsigned_integer(d.values[i]);
+    write_field(w, fields[i].width, d.values[i]);
   }
 }
 
@@ -481,11 +493,12 @@ bool RespSession::dispatch_sequence(std::string_view name, const RespCommand& co
     return true;
   }
   const RespVersion version = version_;
+  const WideFormat wide = wide_;
   if (seqlist) {
     defer(
-        [service, version] {
+        [service, version, wide] {
           std::string out;
-          RespWriter r(out, version);
+          RespWriter r(out, version, wide);
           const Result<std::vector<std::string>> names = service->list();
           if (!names.is_ok()) {
             sequence_refusal(r, names.status());
@@ -529,9 +542,9 @@ bool RespSession::dispatch_sequence(std::string_view name, const RespCommand& co
       return true;
     }
     defer(
-        [service, version, sequence = std::move(sequence), count, single] {
+        [service, version, wide, sequence = std::move(sequence), count, single] {
           std::string out;
-          RespWriter r(out, version);
+          RespWriter r(out, version, wide);
           const SequenceNumbers got = service->next(sequence, count);
           if (got.ok()) {
             write_numbers(r, got.ranges, single);
@@ -555,17 +568,17 @@ bool RespSession::dispatch_sequence(std::string_view name, const RespCommand& co
       return true;
     }
     defer(
-        [service, version, sequence = std::move(sequence), size] {
+        [service, version, wide, sequence = std::move(sequence), size] {
           std::string out;
-          RespWriter r(out, version);
+          RespWriter r(out, version, wide);
           const Result<SequenceRange> range = service->range(sequence, size);
           if (!range.is_ok()) {
             sequence_refusal(r, range.status());
             return out;
           }
           r.array_header(2);
-          r.integer(range->first);
-          r.integer(range->end);
+          r.wide_integer(range->first);
+          r.wide_integer(range->end);
           return out;
         },
         w);
@@ -584,9 +597,9 @@ bool RespSession::dispatch_sequence(std::string_view name, const RespCommand& co
       return true;
     }
     defer(
-        [service, version, sequence = std::move(sequence), start, step] {
+        [service, version, wide, sequence = std::move(sequence), start, step] {
           std::string out;
-          RespWriter r(out, version);
+          RespWriter r(out, version, wide);
           const Status s = service->create(sequence, start, step);
           if (s.is_ok()) {
             r.simple_string("OK");
@@ -601,9 +614,9 @@ bool RespSession::dispatch_sequence(std::string_view name, const RespCommand& co
 
   // SEQINFO
   defer(
-      [service, version, sequence = std::move(sequence)] {
+      [service, version, wide, sequence = std::move(sequence)] {
         std::string out;
-        RespWriter r(out, version);
+        RespWriter r(out, version, wide);
         const Result<SequenceDetails> d = service->info(sequence);
         if (d.is_ok()) {
           write_sequence_info(r, d.value());
@@ -617,7 +630,7 @@ bool RespSession::dispatch_sequence(std::string_view name, const RespCommand& co
 }
 
 void RespSession::dispatch(const RespCommand& command, std::string& out) {
-  RespWriter w(out, version_);
+  RespWriter w(out, version_, wide_);
   const std::string_view name = command[0];
   const std::size_t argc = command.size();
 
@@ -626,7 +639,7 @@ void RespSession::dispatch(const RespCommand& command, std::string& out) {
     if (!authenticated_) return w.error("NOAUTH", kNoAuth);
     if (argc != 1) return arity_error(w, name);
     const IdResult r = ids_.next_id();
-    if (r.ok()) return w.unsigned_integer(r.id);
+    if (r.ok()) return w.wide_integer(r.id);
     return refusal(w, r.code, r.retry_after, ids_.refusal_message(r.code));
   }
   if (is(name, "nextids")) {
@@ -689,7 +702,7 @@ void RespSession::dispatch(const RespCommand& command, std::string& out) {
       name_ = *setname;
     }
     version_ = proto == 3 ? RespVersion::kResp3 : RespVersion::kResp2;
-    RespWriter hw(out, version_);
+    RespWriter hw(out, version_, wide_);
     hw.map_header(7);
     hw.bulk_string("server");
     hw.bulk_string("snowid");
@@ -733,6 +746,18 @@ void RespSession::dispatch(const RespCommand& command, std::string& out) {
     if (!d.is_ok()) return w.error(error_word(d.status().code()), d.status().message());
     return write_decoded(w, ids_.layout(), d.value());
   }
+  if (is(name, "idformat")) {
+    if (argc == 1) return w.simple_string(wide_ == WideFormat::kString ? "STRING" : "INTEGER");
+    if (argc != 2) return arity_error(w, name);
+    if (is(command[1], "string")) {
+      wide_ = WideFormat::kString;
+    } else if (is(command[1], "integer")) {
+      wide_ = WideFormat::kInteger;
+    } else {
+      return w.error("ERR", "IDFORMAT takes STRING (the default: ids as bulk strings) or INTEGER");
+    }
+    return w.simple_string("OK");
+  }
   if (is(name, "echo")) {
     if (argc != 2) return arity_error(w, name);
     return w.bulk_string(command[1]);
@@ -772,7 +797,9 @@ void RespSession::dispatch(const RespCommand& command, std::string& out) {
     if (is(sub, "info")) {
       if (argc != 2) return arity_error(w, "client|info");
       std::string text = "id=" + std::to_string(options_.client_id) + " name=" + name_ +
-                         " db=0 resp=" + std::to_string(static_cast<int>(version_)) + "\n";
+                         " db=0 resp=" + std::to_string(static_cast<int>(version_)) +
+                         " idformat=" + (wide_ == WideFormat::kString ? "string" : "integer") +
+                         "\n";
       return w.bulk_string(text);
     }
     return unknown_subcommand(w, "CLIENT", sub);

@@ -9,17 +9,26 @@
 //                           switches the version; replies with the server map
 //                           (server, version, proto, id, mode, role, modules)
 //   AUTH [user] token       with a token configured (TCP only, see below)
-//   NEXTID                  :<id>
+//   NEXTID                  the id, a bulk string of decimal digits
 //   NEXTIDS n               array of n ids, increasing (1 <= n <= max_batch)
 //   DECODE id               map (RESP3) or flat array (RESP2): id, time (ISO
 //                           8601), unix_ms, ticks, then each layout field
+//   IDFORMAT [STRING|INTEGER]
+//                           how this connection receives ids and sequence
+//                           numbers: bulk strings of decimal digits (the
+//                           default, exact in every client, JavaScript's
+//                           included) or RESP integers; +OK. Without an
+//                           argument: +STRING or +INTEGER. A decoded field
+//                           of at most 53 bits, unix_ms and the counters are
+//                           integers either way (see resp_writer.h)
 //   INFO [section]          bulk string "# Section\r\nkey:value\r\n..." as
 //                           Redis does: server (with server_time_usec, the
 //                           wall clock), layout, worker, lease, health, stats,
 //                           sequences (the ticket table's kind and redacted
 //                           URL, the buffers, the counters)
 //   QUIT                    +OK, then the connection closes
-//   NEXTSEQ name [count]    the next number of the named sequence, :<n>; with
+//   NEXTSEQ name [count]    the next number of the named sequence, written
+//                           as an id is; with
 //                           a count, an array of count increasing numbers
 //                           (1 <= count <= max_batch)
 //   SEQRANGE name size      a range of size numbers taken from the ticket
@@ -148,6 +157,7 @@ class RespSession {
   RespParser parser_;
   RespCommand command_;
   RespVersion version_ = RespVersion::kResp2;
+  WideFormat wide_ = WideFormat::kString;
   bool authenticated_ = false;
   bool closing_ = false;
   bool pending_ = false;

@@ -36,15 +36,19 @@ using test_support::TestSequences;
 using test_support::TestService;
 using test_support::word_of;
 
-// Answers to NEXTSEQ with a count, or SEQRANGE: the integers of an array.
+// Answers to NEXTSEQ with a count, or SEQRANGE: the numbers of an array,
+// each a bulk string of decimal digits.
 std::vector<std::int64_t> integers(const Reply& r) {
   std::vector<std::int64_t> out;
   EXPECT_EQ(r.type, '*') << r.text;
-  for (const Reply& item : r.items) {
-    EXPECT_EQ(item.type, ':');
-    out.push_back(item.number);
-  }
+  for (const Reply& item : r.items) out.push_back(test_support::decimal_of(item));
   return out;
+}
+
+// A bulk string of `n`'s decimal digits, as NEXTSEQ answers.
+std::string bulk(std::int64_t n) {
+  const std::string digits = std::to_string(n);
+  return "$" + std::to_string(digits.size()) + "\r\n" + digits + "\r\n";
 }
 
 class RespSequenceTest : public ::testing::Test {
@@ -68,7 +72,7 @@ class RespSequenceTest : public ::testing::Test {
 
 TEST_F(RespSequenceTest, NextSeqIsAnIntegerAndWithACountAnArrayOfConsecutiveNumbers) {
   RespSession s = session();
-  EXPECT_EQ(talk(s, cmd({"NEXTSEQ", "orders"})), ":1001\r\n");
+  EXPECT_EQ(talk(s, cmd({"NEXTSEQ", "orders"})), bulk(1001));
   EXPECT_EQ(integers(read_one(talk(s, cmd({"nextseq", "orders", "3"})))),
             (std::vector<std::int64_t>{1002, 1003, 1004}));
   // Across several ranges of the table (step 10).
@@ -148,7 +152,7 @@ TEST_F(RespSequenceTest, SeqRangeGivesAStartAndAnExclusiveEndFromTheTable) {
   EXPECT_EQ(b, (std::vector<std::int64_t>{1101, 1102}));
   // NEXTSEQ's buffer takes its ranges after them.
   const Reply n = read_one(talk(s, cmd({"NEXTSEQ", "orders"})));
-  EXPECT_EQ(n.number, 1102);
+  EXPECT_EQ(test_support::decimal_of(n), 1102);
 }
 
 TEST_F(RespSequenceTest, SeqCreateMakesASequenceWithStepThousandByDefaultAndOnlyOnce) {
@@ -168,7 +172,7 @@ TEST_F(RespSequenceTest, SeqCreateMakesASequenceWithStepThousandByDefaultAndOnly
   EXPECT_EQ(word_of(read_one(talk(s, cmd({"SEQCREATE", "neg", "1", "1000000001"})))),
             "INVALID_ARGUMENT");
   EXPECT_EQ(seq.memory.get("neg").status().code(), Code::kNotFound);
-  EXPECT_EQ(talk(s, cmd({"NEXTSEQ", "invoices"})), ":5\r\n");
+  EXPECT_EQ(talk(s, cmd({"NEXTSEQ", "invoices"})), bulk(5));
 }
 
 TEST_F(RespSequenceTest, SeqInfoIsAFlatArrayInResp2AndAMapInResp3WithTheBufferOnceOpen) {
@@ -178,7 +182,7 @@ TEST_F(RespSequenceTest, SeqInfoIsAFlatArrayInResp2AndAMapInResp3WithTheBufferOn
   std::map<std::string, Reply> m = as_map(before);
   ASSERT_EQ(m.size(), 5u);
   EXPECT_EQ(m["name"].text, "orders");
-  EXPECT_EQ(m["next_value"].number, 1001);
+  EXPECT_EQ(test_support::decimal_of(m["next_value"]), 1001);
   EXPECT_EQ(m["step"].number, 10);
   EXPECT_EQ(m["created"].text, format_iso8601(seq.clock.wall_now()));
   EXPECT_EQ(m["updated"].text, format_iso8601(seq.clock.wall_now()));
@@ -189,7 +193,7 @@ TEST_F(RespSequenceTest, SeqInfoIsAFlatArrayInResp2AndAMapInResp3WithTheBufferOn
   ASSERT_EQ(after.type, '%');
   m = as_map(after);
   ASSERT_EQ(m.size(), 9u);
-  EXPECT_GE(m["next_value"].number, 1011);
+  EXPECT_GE(test_support::decimal_of(m["next_value"]), 1011);
   EXPECT_EQ(m["numbers_issued"].number, 2);
   EXPECT_GE(m["ranges_fetched"].number, 1);
   EXPECT_EQ(m["step_in_use"].number, 10);
@@ -236,7 +240,7 @@ TEST_F(RespSequenceTest, WithSequencesOffEveryCommandAnswersSequencesOff) {
     EXPECT_EQ(talk(*session, cmd({"SEQCREATE", "orders", "5"})), off);
     EXPECT_EQ(talk(*session, cmd({"SEQINFO", "orders"})), off);
     EXPECT_EQ(talk(*session, cmd({"SEQLIST"})), off);
-    EXPECT_EQ(talk(*session, cmd({"NEXTID"}))[0], ':') << "ids are served";
+    EXPECT_EQ(talk(*session, cmd({"NEXTID"}))[0], '$') << "ids are served";
   }
   const Reply info = read_one(talk(s, cmd({"INFO", "sequences"})));
   EXPECT_EQ(info.text, "# Sequences\r\nsequences_store:off\r\n");
@@ -263,7 +267,7 @@ TEST_F(RespSequenceTest, WithATokenSequenceCommandsNeedAuth) {
   EXPECT_EQ(word_of(read_one(talk(s, cmd({"NEXTSEQ", "orders"})))), "NOAUTH");
   EXPECT_EQ(word_of(read_one(talk(s, cmd({"SEQLIST"})))), "NOAUTH");
   EXPECT_EQ(talk(s, cmd({"AUTH", "t0k3n"})), "+OK\r\n");
-  EXPECT_EQ(talk(s, cmd({"NEXTSEQ", "orders"})), ":1001\r\n");
+  EXPECT_EQ(talk(s, cmd({"NEXTSEQ", "orders"})), bulk(1001));
 }
 
 // ---------------------------------------------------------------- deferral
@@ -300,10 +304,10 @@ TEST_F(RespSequenceTest, WithAPoolAWaitingCommandIsHandedOverAndTheRestWaitForIt
 
   replies = read_all(out);
   ASSERT_EQ(replies.size(), 5u) << out;
-  EXPECT_EQ(replies[0].type, ':');
+  EXPECT_EQ(replies[0].type, '$');
   EXPECT_EQ(integers(replies[1]), (std::vector<std::int64_t>{1001, 1006}));
-  EXPECT_EQ(replies[2].type, ':');
-  EXPECT_GT(replies[2].number, replies[0].number);
+  EXPECT_EQ(replies[2].type, '$');
+  EXPECT_GT(test_support::id_of(replies[2]), test_support::id_of(replies[0]));
   EXPECT_EQ(replies[3].text, "PONG");
   EXPECT_EQ(replies[4].text, "late");
 }
@@ -317,14 +321,14 @@ TEST_F(RespSequenceTest, WithAPoolNextSeqGoesToThePoolOnlyWhileTheBufferCannotAn
   ASSERT_TRUE(work) << "no buffer yet: the pool opens it";
   s.complete_deferred(work(), out);
   ASSERT_TRUE(s.on_bytes({}, out));
-  EXPECT_EQ(out, ":1001\r\n");
+  EXPECT_EQ(out, bulk(1001));
 
   // The buffer holds the rest of the range now: answered on this thread.
   out.clear();
   seq.faulty->set_stalled(true);
   ASSERT_TRUE(s.on_bytes(cmd({"NEXTSEQ", "orders"}) + cmd({"NEXTSEQ", "orders", "2"}), out));
   EXPECT_FALSE(s.take_deferred());
-  EXPECT_EQ(out, ":1002\r\n*2\r\n:1003\r\n:1004\r\n");
+  EXPECT_EQ(out, bulk(1002) + "*2\r\n" + bulk(1003) + bulk(1004));
 
   // Admin commands always go to the pool, even with the buffer full.
   out.clear();
@@ -342,7 +346,7 @@ TEST_F(RespSequenceTest, WithoutAPoolTheWaitingCommandRunsInline) {
   const std::vector<Reply> replies = read_all(out);
   ASSERT_EQ(replies.size(), 2u);
   EXPECT_EQ(replies[0].items.size(), 1u);
-  EXPECT_EQ(replies[1].number, 1001);
+  EXPECT_EQ(test_support::decimal_of(replies[1]), 1001);
 }
 
 }  // namespace

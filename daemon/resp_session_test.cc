@@ -30,6 +30,7 @@ using test_support::as_map;
 using test_support::cmd;
 using test_support::eventually;
 using test_support::id_of;
+using test_support::integer_id_of;
 using test_support::read_all;
 using test_support::read_one;
 using test_support::Reply;
@@ -65,7 +66,7 @@ TEST_F(RespSessionTest, PingRepliesPongOrItsArgumentAndEchoRepliesTheMessage) {
 TEST_F(RespSessionTest, CommandNamesAreCaseInsensitive) {
   RespSession s = session();
   EXPECT_EQ(talk(s, cmd({"pInG"})), "+PONG\r\n");
-  EXPECT_EQ(read_one(talk(s, cmd({"nextid"}))).type, ':');
+  EXPECT_EQ(read_one(talk(s, cmd({"nextid"}))).type, '$');
   EXPECT_EQ(read_one(talk(s, cmd({"NeXtIdS", "3"}))).items.size(), 3u);
   EXPECT_EQ(talk(s, cmd({"echo", "X"})), "$1\r\nX\r\n");
 }
@@ -77,7 +78,7 @@ TEST_F(RespSessionTest, NextIdIsIncreasingAndUniqueAcrossTenThousandCalls) {
   const std::string request = cmd({"NEXTID"});
   for (int i = 0; i < 10000; ++i) {
     const Reply r = read_one(talk(s, request));
-    ASSERT_EQ(r.type, ':') << i << ": " << r.text;
+    ASSERT_EQ(r.type, '$') << i << ": " << r.text;
     const std::uint64_t id = id_of(r);
     ASSERT_GT(id, last) << i;
     last = id;
@@ -148,7 +149,7 @@ TEST_F(RespSessionTest, PipelinedMixIsAnsweredInOrderAndAByteAtATimeGivesTheSame
     switch (i % 8) {
       case 0:
         pipeline += cmd({"NEXTID"});
-        expected_types.push_back(':');
+        expected_types.push_back('$');
         break;
       case 1:
         pipeline += cmd({"NEXTIDS", std::to_string(1 + i % 300)});
@@ -172,7 +173,7 @@ TEST_F(RespSessionTest, PipelinedMixIsAnsweredInOrderAndAByteAtATimeGivesTheSame
         break;
       case 6:
         pipeline += "nextid\r\n";
-        expected_types.push_back(':');
+        expected_types.push_back('$');
         break;
       case 7:
         pipeline += cmd({"NEXTIDS", "0"});
@@ -228,8 +229,8 @@ void expect_decodes_to(const Reply& reply, std::uint64_t id, const Layout& layou
   const DecodedId d = layout.decode(id).value();
   std::map<std::string, Reply> m = as_map(reply);
   ASSERT_EQ(m.size(), 8u);
-  EXPECT_EQ(m["id"].type, ':');
-  EXPECT_EQ(static_cast<std::uint64_t>(m["id"].number), id);
+  EXPECT_EQ(m["id"].type, '$') << "the id as a string, exact in every client";
+  EXPECT_EQ(m["id"].text, std::to_string(id));
   EXPECT_EQ(m["time"].type, '$');
   EXPECT_EQ(m["time"].text, format_iso8601(d.time));
   EXPECT_EQ(m["unix_ms"].number, unix_ms(d.time));
@@ -271,6 +272,29 @@ TEST_F(RespSessionTest, DecodeOfANextIdRoundTripsInResp3AsAMap) {
 
 // A refused DECODE carries the service's word, as HTTP does: malformed text
 // is INVALID_ARGUMENT, a number beyond the layout OUT_OF_RANGE.
+TEST_F(RespSessionTest, IdFormatSwitchesThisConnectionBetweenStringsAndIntegers) {
+  RespSession s = session();
+  EXPECT_EQ(talk(s, cmd({"IDFORMAT"})), "+STRING\r\n") << "strings by default";
+  const std::uint64_t a = id_of(read_one(talk(s, cmd({"NEXTID"}))));
+  EXPECT_EQ(talk(s, cmd({"IDFORMAT", "INTEGER"})), "+OK\r\n");
+  EXPECT_EQ(talk(s, cmd({"IDFORMAT"})), "+INTEGER\r\n");
+  const std::uint64_t b = integer_id_of(read_one(talk(s, cmd({"NEXTID"}))));
+  EXPECT_GT(b, a);
+  const Reply batch = read_one(talk(s, cmd({"NEXTIDS", "3"})));
+  ASSERT_EQ(batch.items.size(), 3u);
+  for (const Reply& r : batch.items) EXPECT_GT(integer_id_of(r), b);
+  std::map<std::string, Reply> m = as_map(read_one(talk(s, cmd({"DECODE", std::to_string(b)}))));
+  EXPECT_EQ(m["id"].type, ':');
+  EXPECT_EQ(static_cast<std::uint64_t>(m["id"].number), b);
+  EXPECT_NE(talk(s, cmd({"CLIENT", "INFO"})).find(" idformat=integer"), std::string::npos);
+
+  EXPECT_EQ(talk(s, cmd({"idformat", "string"})), "+OK\r\n") << "case-insensitive";
+  EXPECT_GT(id_of(read_one(talk(s, cmd({"NEXTID"})))), b);
+  EXPECT_EQ(word_of(read_one(talk(s, cmd({"IDFORMAT", "hex"})))), "ERR");
+  EXPECT_EQ(word_of(read_one(talk(s, cmd({"IDFORMAT", "string", "x"})))), "ERR");
+  EXPECT_EQ(talk(s, cmd({"IDFORMAT"})), "+STRING\r\n") << "a refused change changes nothing";
+}
+
 TEST_F(RespSessionTest, DecodeOfABadIdIsRefusedWithTheWordOfItsCode) {
   RespSession s = session();
   for (const char* bad : {"abc", "-1", "", "12x", "1 2"}) {
@@ -394,7 +418,7 @@ TEST_F(RespSessionTest, AuthWithoutATokenConfiguredIsRefusedAsRedisDoes) {
             "-ERR AUTH <password> called without any password configured for the default user. "
             "Are you sure your configuration is correct?\r\n");
   EXPECT_EQ(talk(s, cmd({"AUTH"})), "-ERR wrong number of arguments for 'auth' command\r\n");
-  EXPECT_EQ(read_one(talk(s, cmd({"NEXTID"}))).type, ':') << "no token: no auth needed";
+  EXPECT_EQ(read_one(talk(s, cmd({"NEXTID"}))).type, '$') << "no token: no auth needed";
 }
 
 TEST_F(RespSessionTest, WithATokenOnlyAuthHelloAndQuitAreAnsweredBeforeAuth) {
@@ -419,7 +443,7 @@ TEST_F(RespSessionTest, WithATokenOnlyAuthHelloAndQuitAreAnsweredBeforeAuth) {
   EXPECT_EQ(talk(s, cmd({"PING"})), noauth);
   EXPECT_EQ(talk(s, cmd({"AUTH", "s3cret"})), "+OK\r\n");
   EXPECT_EQ(talk(s, cmd({"PING"})), "+PONG\r\n");
-  EXPECT_EQ(read_one(talk(s, cmd({"NEXTID"}))).type, ':');
+  EXPECT_EQ(read_one(talk(s, cmd({"NEXTID"}))).type, '$');
 
   RespSession with_user = authed_session("s3cret");
   EXPECT_EQ(talk(with_user, cmd({"AUTH", "default", "s3cret"})), "+OK\r\n");
@@ -446,7 +470,7 @@ TEST_F(RespSessionTest, HelloWithAuthAuthenticatesAndSwitchesInOneCommand) {
 
 TEST_F(RespSessionTest, ClockStepBackOfTwoSecondsAnswersClockMovedBackThenUnhealthy) {
   RespSession s = session();
-  ASSERT_EQ(read_one(talk(s, cmd({"NEXTID"}))).type, ':');
+  ASSERT_EQ(read_one(talk(s, cmd({"NEXTID"}))).type, '$');
   svc.clock.step_wall(-2s);
   const Reply first = read_one(talk(s, cmd({"NEXTID"})));
   EXPECT_EQ(word_of(first), "CLOCK_MOVED_BACK") << first.text;
@@ -468,7 +492,7 @@ TEST_F(RespSessionTest, ClockStepBackOfTwoSecondsAnswersClockMovedBackThenUnheal
 
 TEST_F(RespSessionTest, RegistryOutageAnswersLeaseUncertainWithARetryHint) {
   RespSession s = session();
-  ASSERT_EQ(read_one(talk(s, cmd({"NEXTID"}))).type, ':');
+  ASSERT_EQ(read_one(talk(s, cmd({"NEXTID"}))).type, '$');
   svc.registry.set_unavailable(true);
   svc.clock.advance(9s);  // past stop_after (8 s) with no renewal
   const Reply r = read_one(talk(s, cmd({"NEXTID"})));
@@ -497,13 +521,13 @@ TEST(RespSessionLeaseTest, FencedLeaseWithNoFreshIdAnswersLeaseUncertainUntilRep
   TestService one(100, one_host_layout());
   ASSERT_NE(one.service, nullptr);
   RespSession s(*one.service, {});
-  ASSERT_EQ(read_one(talk(s, cmd({"NEXTID"}))).type, ':');
+  ASSERT_EQ(read_one(talk(s, cmd({"NEXTID"}))).type, '$');
   ASSERT_TRUE(one.registry.fence(one.generator->worker()).is_ok());
   // The watcher notices within moments; ids issued until then are fine.
   Reply r;
   ASSERT_TRUE(eventually([&] {
     r = read_one(talk(s, cmd({"NEXTID"})));
-    return r.type != ':';
+    return r.type != '$';
   }));
   EXPECT_EQ(word_of(r), "LEASE_UNCERTAIN") << r.text;
   EXPECT_NE(r.text.find("; retry after "), std::string::npos) << r.text;
@@ -516,7 +540,7 @@ TEST(RespSessionLeaseTest, FencedLeaseWithNoFreshIdAnswersLeaseUncertainUntilRep
 
 TEST_F(RespSessionTest, AfterCloseEveryIssueAnswersShuttingDown) {
   RespSession s = session();
-  ASSERT_EQ(read_one(talk(s, cmd({"NEXTID"}))).type, ':');
+  ASSERT_EQ(read_one(talk(s, cmd({"NEXTID"}))).type, '$');
   ASSERT_TRUE(svc.service->close().is_ok());
   EXPECT_EQ(word_of(read_one(talk(s, cmd({"NEXTID"})))), "SHUTTING_DOWN");
   EXPECT_EQ(word_of(read_one(talk(s, cmd({"NEXTIDS", "4"})))), "SHUTTING_DOWN");
@@ -526,7 +550,7 @@ TEST_F(RespSessionTest, AfterCloseEveryIssueAnswersShuttingDown) {
 TEST_F(RespSessionTest, InfoHasEverySectionByDefaultAndOnlyThoseAskedFor) {
   RespSession s = session();
   ASSERT_EQ(read_one(talk(s, cmd({"NEXTIDS", "7"}))).items.size(), 7u);
-  ASSERT_EQ(read_one(talk(s, cmd({"NEXTID"}))).type, ':');
+  ASSERT_EQ(read_one(talk(s, cmd({"NEXTID"}))).type, '$');
   const Reply all = read_one(talk(s, cmd({"INFO"})));
   ASSERT_EQ(all.type, '$');
   const WorkerId w = svc.generator->worker();
@@ -590,7 +614,7 @@ TEST_F(RespSessionTest, HandshakeCommandsOfStockClientsAreAnswered) {
   EXPECT_EQ(talk(s, cmd({"CLIENT", "GETNAME"})), "$3\r\napp\r\n");
   EXPECT_EQ(talk(s, cmd({"CLIENT", "ID"})), ":9\r\n");
   const Reply info = read_one(talk(s, cmd({"CLIENT", "INFO"})));
-  EXPECT_EQ(info.text, "id=9 name=app db=0 resp=2\n");
+  EXPECT_EQ(info.text, "id=9 name=app db=0 resp=2 idformat=string\n");
   EXPECT_EQ(word_of(read_one(talk(s, cmd({"CLIENT", "KILL", "x"})))), "ERR");
   EXPECT_EQ(talk(s, cmd({"CLIENT"})), "-ERR wrong number of arguments for 'client' command\r\n");
 
@@ -617,7 +641,8 @@ TEST_F(RespSessionTest, HandshakeCommandsOfStockClientsAreAnswered) {
       << "a map in RESP3";
   EXPECT_EQ(talk(s, cmd({"CONFIG", "GET", "maxmemory"})), "%0\r\n");
   EXPECT_EQ(talk(s, cmd({"COMMAND", "DOCS"})), "%0\r\n");
-  EXPECT_EQ(read_one(talk(s, cmd({"CLIENT", "INFO"}))).text, "id=9 name=app db=0 resp=3\n");
+  EXPECT_EQ(read_one(talk(s, cmd({"CLIENT", "INFO"}))).text,
+            "id=9 name=app db=0 resp=3 idformat=string\n");
 }
 
 }  // namespace

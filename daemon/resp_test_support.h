@@ -155,7 +155,23 @@ inline std::string talk(RespSession& s, std::string_view in, bool* open = nullpt
   return out;
 }
 
-inline std::uint64_t id_of(const Reply& r) {
+// An id or sequence number as the daemon sends it by default: a bulk string
+// of decimal digits (a leading '-' for a negative number), nothing else.
+inline std::int64_t decimal_of(const Reply& r) {
+  EXPECT_EQ(r.type, '$') << r.text;
+  const std::string& t = r.text;
+  const bool negative = !t.empty() && t[0] == '-';
+  EXPECT_FALSE(t.empty() || t.size() == (negative ? 1u : 0u)) << "empty number";
+  for (std::size_t i = negative ? 1 : 0; i < t.size(); ++i) {
+    EXPECT_TRUE(t[i] >= '0' && t[i] <= '9') << "not a decimal number: " << t;
+  }
+  return r.type == '$' && !t.empty() ? std::stoll(t) : 0;
+}
+
+inline std::uint64_t id_of(const Reply& r) { return static_cast<std::uint64_t>(decimal_of(r)); }
+
+// An id after IDFORMAT INTEGER: a RESP integer.
+inline std::uint64_t integer_id_of(const Reply& r) {
   EXPECT_EQ(r.type, ':') << r.text;
   return static_cast<std::uint64_t>(r.number);
 }

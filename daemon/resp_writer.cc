@@ -105,13 +105,42 @@ void RespWriter::map_header(std::size_t pairs) {
   }
 }
 
-void RespWriter::integer_array(std::span<const std::int64_t> values) {
-  reserve_more(kMaxIntegerLine * (values.size() + 1));
-  array_header(values.size());
-  for (const std::int64_t v : values) integer(v);
+template <typename Int>
+void RespWriter::wide_digits(Int value) {
+  // $<1 or 2 digits>\r\n<up to 20 digits>\r\n, built in place.
+  char digits[20];
+  const char* end = std::to_chars(digits, digits + sizeof digits, value).ptr;
+  const auto n = static_cast<std::size_t>(end - digits);
+  char buf[kMaxWideBytes];
+  char* p = buf;
+  *p++ = '$';
+  if (n >= 10) *p++ = static_cast<char>('0' + n / 10);
+  *p++ = static_cast<char>('0' + n % 10);
+  *p++ = '\r';
+  *p++ = '\n';
+  p = std::copy(digits, digits + n, p);
+  *p++ = '\r';
+  *p++ = '\n';
+  out_->append(buf, static_cast<std::size_t>(p - buf));
 }
 
-void RespWriter::integer_range(std::int64_t first, std::size_t count) {
+void RespWriter::wide_integer(std::int64_t value) {
+  if (wide_ == WideFormat::kInteger) return integer(value);
+  wide_digits(value);
+}
+
+void RespWriter::wide_integer(std::uint64_t value) {
+  if (wide_ == WideFormat::kInteger) return unsigned_integer(value);
+  wide_digits(value);
+}
+
+void RespWriter::wide_range(std::uint64_t first, std::size_t count) {
+  reserve_more(kMaxWideBytes * (count + 1));
+  array_header(count);
+  for (std::size_t i = 0; i < count; ++i) wide_integer(first + i);
+}
+
+void RespWriter::wide_range(std::int64_t first, std::size_t count) {
   [[maybe_unused]] const auto last_fits = [first, count] {
     constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max();
     if (count == 0) return true;
@@ -120,9 +149,9 @@ void RespWriter::integer_range(std::int64_t first, std::size_t count) {
            first <= kMax - static_cast<std::int64_t>(steps);
   };
   assert(last_fits());
-  reserve_more(kMaxIntegerLine * (count + 1));
+  reserve_more(kMaxWideBytes * (count + 1));
   array_header(count);
-  for (std::size_t i = 0; i < count; ++i) integer(first + static_cast<std::int64_t>(i));
+  for (std::size_t i = 0; i < count; ++i) wide_integer(first + static_cast<std::int64_t>(i));
 }
 
 }  // namespace snowid::daemon

@@ -7,11 +7,11 @@
 // bulk strings, null, arrays and maps. RESP3 doubles, booleans, verbatim
 // strings, sets and pushes are not.
 //
-// Example, the reply to NEXTIDS 3 and then to a bad command:
+// Example, an id and then the reply to a bad command:
 //
 //   std::string out;
 //   RespWriter w(out, RespVersion::kResp2);
-//   w.integer_range(first_id, 3);          // *3\r\n:<id>\r\n:<id+1>\r\n:<id+2>\r\n
+//   w.wide_integer(id);                    // $19\r\n<19 digits>\r\n
 //   w.error("ERR", "unknown command");     // -ERR unknown command\r\n
 //
 // A writer is a small view of the string it appends to: copy it freely; it
@@ -20,7 +20,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <span>
 #include <string>
 #include <string_view>
 
@@ -29,11 +28,24 @@ namespace snowid::daemon {
 // The protocol version a connection speaks; HELLO changes it.
 enum class RespVersion : std::uint8_t { kResp2 = 2, kResp3 = 3 };
 
+// How a connection receives the integers that can pass 2^53: ids and
+// sequence numbers. JavaScript's Redis clients turn a RESP integer into a
+// double, exact only up to 2^53, so such values go by default as bulk
+// strings of their decimal digits, which every client hands over exactly.
+// kInteger (IDFORMAT INTEGER) sends them as RESP integers for clients that
+// keep 64 bits.
+enum class WideFormat : std::uint8_t { kString, kInteger };
+
+// The largest integer every client holds exactly: 2^53 - 1.
+inline constexpr std::uint64_t kMaxExactInteger = (std::uint64_t{1} << 53) - 1;
+
 class RespWriter {
  public:
-  RespWriter(std::string& out, RespVersion version) noexcept : out_(&out), version_(version) {}
+  RespWriter(std::string& out, RespVersion version, WideFormat wide = WideFormat::kString) noexcept
+      : out_(&out), version_(version), wide_(wide) {}
 
   RespVersion version() const noexcept { return version_; }
+  WideFormat wide_format() const noexcept { return wide_; }
   std::string& output() const noexcept { return *out_; }
 
   // +text\r\n. A CR or LF in `text` would end the reply early and is written
@@ -58,6 +70,13 @@ class RespWriter {
   // number ((value) or, in RESP2, a bulk string of its decimal digits.
   void unsigned_integer(std::uint64_t value);
 
+  // A value that can pass 2^53 (an id, a sequence number): with
+  // WideFormat::kString the bulk string of its decimal digits
+  // ($<length>\r\n<digits>\r\n), with kInteger as integer() or
+  // unsigned_integer() write it.
+  void wide_integer(std::int64_t value);
+  void wide_integer(std::uint64_t value);
+
   // $<length>\r\n<bytes>\r\n; binary-safe.
   void bulk_string(std::string_view bytes);
 
@@ -72,20 +91,24 @@ class RespWriter {
   // no maps: the flat array *<2 × pairs>\r\n.
   void map_header(std::size_t pairs);
 
-  // An array of integers: *<n>\r\n then :value\r\n for each.
-  void integer_array(std::span<const std::int64_t> values);
+  // The array of the `count` values first, first + 1, ... first + count - 1,
+  // each written by wide_integer(), as a batch of consecutive ids is.
+  // Precondition: first + count - 1 does not overflow.
+  void wide_range(std::uint64_t first, std::size_t count);
+  void wide_range(std::int64_t first, std::size_t count);
 
-  // The array of the `count` integers first, first + 1, ... first + count - 1,
-  // as a batch of consecutive ids is. Precondition: the last one fits in int64
-  // (first + count - 1 <= INT64_MAX).
-  void integer_range(std::int64_t first, std::size_t count);
+  // The most bytes wide_integer() writes for one value.
+  static constexpr std::size_t kMaxWideBytes = 1 + 2 + 2 + 20 + 2;
 
  private:
+  template <typename Int>
+  void wide_digits(Int value);
   void header(char type, std::uint64_t n);
   void reserve_more(std::size_t n);
 
   std::string* out_;
   RespVersion version_;
+  WideFormat wide_;
 };
 
 }  // namespace snowid::daemon

@@ -125,27 +125,60 @@ TEST(RespWriter, MapIsAFlatArrayInResp2) {
   EXPECT_EQ(written(RespVersion::kResp3, empty), "%0\r\n");
 }
 
-TEST(RespWriter, IntegerArray) {
-  const std::vector<std::int64_t> values = {1, -2, kMax};
-  expect_both([&](RespWriter& w) { w.integer_array(values); },
-              "*3\r\n:1\r\n:-2\r\n:9223372036854775807\r\n");
-  expect_both([](RespWriter& w) { w.integer_array({}); }, "*0\r\n");
+// What `write` appends, in `version`, with integers that can pass 2^53 in
+// `wide` format.
+template <typename Write>
+std::string written_wide(RespVersion version, WideFormat wide, Write write) {
+  std::string out;
+  RespWriter w(out, version, wide);
+  write(w);
+  return out;
 }
 
-TEST(RespWriter, IntegerRange) {
-  expect_both([](RespWriter& w) { w.integer_range(26320794961383466, 3); },
-              "*3\r\n:26320794961383466\r\n:26320794961383467\r\n:26320794961383468\r\n");
-  expect_both([](RespWriter& w) { w.integer_range(5, 0); }, "*0\r\n");
-  expect_both([](RespWriter& w) { w.integer_range(kMax - 1, 2); },
-              "*2\r\n:9223372036854775806\r\n:9223372036854775807\r\n");
+TEST(RespWriter, WideIntegersAreBulkStringsByDefault) {
+  constexpr std::uint64_t kId = 26320794961383466;  // above 2^53: a double would round it
+  expect_both([](RespWriter& w) { w.wide_integer(kId); }, "$17\r\n26320794961383466\r\n");
+  expect_both([](RespWriter& w) { w.wide_integer(std::uint64_t{0}); }, "$1\r\n0\r\n");
+  expect_both([](RespWriter& w) { w.wide_integer(kMax); }, "$19\r\n9223372036854775807\r\n");
+  expect_both([](RespWriter& w) { w.wide_integer(kMin); }, "$20\r\n-9223372036854775808\r\n");
+  expect_both([](RespWriter& w) { w.wide_integer(std::numeric_limits<std::uint64_t>::max()); },
+              "$20\r\n18446744073709551615\r\n");
+  expect_both([](RespWriter& w) { w.wide_integer(std::int64_t{123456789}); },
+              "$9\r\n123456789\r\n");
 }
 
-TEST(RespWriter, LargeIntegerRange) {
+TEST(RespWriter, WideIntegersAreIntegersWhenTheConnectionOptsIn) {
+  for (RespVersion v : kBoth) {
+    EXPECT_EQ(written_wide(v, WideFormat::kInteger,
+                           [](RespWriter& w) { w.wide_integer(std::uint64_t{26320794961383466}); }),
+              ":26320794961383466\r\n");
+    EXPECT_EQ(written_wide(v, WideFormat::kInteger, [](RespWriter& w) { w.wide_integer(kMin); }),
+              ":-9223372036854775808\r\n");
+  }
+  // Above INT64_MAX no RESP integer holds it: as unsigned_integer() writes it.
+  EXPECT_EQ(written_wide(RespVersion::kResp3, WideFormat::kInteger,
+                         [](RespWriter& w) { w.wide_integer(std::uint64_t{1} << 63); }),
+            "(9223372036854775808\r\n");
+}
+
+TEST(RespWriter, WideRangeIsAnArrayOfConsecutiveValues) {
+  expect_both([](RespWriter& w) { w.wide_range(std::uint64_t{26320794961383466}, 3); },
+              "*3\r\n$17\r\n26320794961383466\r\n$17\r\n26320794961383467\r\n"
+              "$17\r\n26320794961383468\r\n");
+  expect_both([](RespWriter& w) { w.wide_range(std::int64_t{5}, 0); }, "*0\r\n");
+  expect_both([](RespWriter& w) { w.wide_range(kMax - 1, 2); },
+              "*2\r\n$19\r\n9223372036854775806\r\n$19\r\n9223372036854775807\r\n");
+  EXPECT_EQ(written_wide(RespVersion::kResp2, WideFormat::kInteger,
+                         [](RespWriter& w) { w.wide_range(std::int64_t{9}, 2); }),
+            "*2\r\n:9\r\n:10\r\n");
+}
+
+TEST(RespWriter, LargeWideRange) {
   std::string out;
   RespWriter w(out, RespVersion::kResp2);
-  w.integer_range(1000000, 4096);
+  w.wide_range(std::uint64_t{1000000}, 4096);
   std::string want = "*4096\r\n";
-  for (int i = 0; i < 4096; ++i) want += ":" + std::to_string(1000000 + i) + "\r\n";
+  for (int i = 0; i < 4096; ++i) want += "$7\r\n" + std::to_string(1000000 + i) + "\r\n";
   EXPECT_EQ(out, want);
 }
 

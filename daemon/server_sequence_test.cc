@@ -92,16 +92,23 @@ bool whole_response(const std::string& got) {
   return got.size() >= end + 4 + length;
 }
 
-std::uint64_t integer_of(const std::string& line) {
-  EXPECT_EQ(line.rfind(":", 0), 0u) << line;
-  return std::strtoull(line.c_str() + 1, nullptr, 10);
+// A number as the daemon sends it by default: the digits of a bulk string.
+std::uint64_t integer_of(const std::string& value) {
+  EXPECT_TRUE(!value.empty() && value.find_first_not_of("0123456789") == std::string::npos)
+      << value;
+  return std::strtoull(value.c_str(), nullptr, 10);
 }
 
+// The replies read line by line, each bulk string's length line dropped: an
+// id ("$19", then its digits) is one value, as an array header ("*3") is.
 std::vector<std::string> lines_of(const std::string& text) {
   std::vector<std::string> out;
   std::istringstream in(text);
   for (std::string line; std::getline(in, line);) {
     if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line.starts_with("$") && std::getline(in, line)) {
+      if (!line.empty() && line.back() == '\r') line.pop_back();
+    }
     out.push_back(line);
   }
   return out;
@@ -122,16 +129,16 @@ TEST(ServerSequences, AHungTableHoldsNeitherTheLoopNorTheOrderOfReplies) {
   // Another connection on the same loop thread is served meanwhile.
   Client b = f.resp();
   ASSERT_TRUE(b.send("NEXTID\r\nPING\r\n"));
-  const std::vector<std::string> from_b = lines_of(b.read_lines(2));
+  const std::vector<std::string> from_b = lines_of(b.read_lines(3));
   ASSERT_EQ(from_b.size(), 2u);
   const std::uint64_t b_id = integer_of(from_b[0]);
   EXPECT_EQ(from_b[1], "+PONG");
   EXPECT_FALSE(a.readable_now()) << "nothing for A before its NEXTSEQ is answered";
 
   f.seq.faulty->set_stalled(false);
-  const std::vector<std::string> from_a = lines_of(a.read_lines(2));
+  const std::vector<std::string> from_a = lines_of(a.read_lines(4));
   ASSERT_EQ(from_a.size(), 2u);
-  EXPECT_EQ(from_a[0], ":1001") << "the NEXTSEQ reply first";
+  EXPECT_EQ(from_a[0], "1001") << "the NEXTSEQ reply first";
   EXPECT_GT(integer_of(from_a[1]), b_id) << "A's NEXTID was answered after B's";
 }
 
@@ -187,7 +194,7 @@ TEST(ServerSequences, AStopWaitsForTheReplyStillOnThePool) {
   EXPECT_FALSE(a.readable_now());
 
   f.seq.faulty->set_stalled(false);
-  EXPECT_EQ(a.read_to_end(), "*2\r\n:1001\r\n:1006\r\n") << "the reply, then the close";
+  EXPECT_EQ(a.read_to_end(), "*2\r\n$4\r\n1001\r\n$4\r\n1006\r\n") << "the reply, then the close";
   stopper.join();
   EXPECT_TRUE(clean);
 }
@@ -256,8 +263,8 @@ TEST(ServerSequences, ManyClientsMixingIdsAndSequencesNeverShareANumber) {
           problem = "send failed";
           break;
         }
-        // :n, :id, *3 :a :b :c, *2 :start :end
-        const std::vector<std::string> l = lines_of(k.read_lines(9));
+        // n, id, *3 a b c, *2 start end: 9 values, 7 of them bulk strings
+        const std::vector<std::string> l = lines_of(k.read_lines(16));
         if (l.size() != 9 || l[2] != "*3" || l[6] != "*2") {
           problem = "unexpected replies in round " + std::to_string(r);
           break;

@@ -54,6 +54,7 @@ struct IdScan {
   std::string stop;        // the first other line, without its '\n'
 };
 
+// Ids as the daemon sends them by default: "$<length>" then the digits.
 IdScan scan_ids(const std::string& replies, std::string_view header = {}) {
   IdScan scan;
   std::istringstream in(replies);
@@ -63,11 +64,13 @@ IdScan scan_ids(const std::string& replies, std::string_view header = {}) {
       ++scan.headers;
       continue;
     }
-    if (!line.starts_with(":")) {
+    std::string digits;
+    if (!line.starts_with("$") || !std::getline(in, digits) ||
+        std::to_string(digits.size() - 1) + "\r" != line.substr(1)) {
       scan.stop = line;
       break;
     }
-    const std::uint64_t id = std::stoull(line.substr(1));
+    const std::uint64_t id = std::stoull(digits);
     scan.increasing = scan.increasing && id > last;
     last = id;
     ++scan.ids;
@@ -258,7 +261,7 @@ TEST(Server, PipelinedCommandsAreAnsweredInOrderWithUniqueIds) {
   for (int i = 0; i < kCommands; ++i) pipeline += "*1\r\n$6\r\nNEXTID\r\n";
   pipeline += "PING\r\n";
   ASSERT_TRUE(c.send(pipeline));
-  const IdScan scan = scan_ids(c.read_lines(kCommands + 1));
+  const IdScan scan = scan_ids(c.read_lines(2 * kCommands + 1));
   EXPECT_TRUE(scan.increasing);
   EXPECT_EQ(scan.ids, kCommands);
   EXPECT_EQ(scan.stop, "+PONG\r");
@@ -277,7 +280,7 @@ TEST(Server, PipelinedBatchesBeyondTheOutputBudgetAreAllAnsweredInOrder) {
   for (int i = 0; i < kBatches; ++i) pipeline += "NEXTIDS 10000\r\n";
   pipeline += "PING\r\n";
   ASSERT_TRUE(c.send(pipeline));
-  const IdScan scan = scan_ids(c.read_lines(kBatches * 10001 + 1), "*10000\r");
+  const IdScan scan = scan_ids(c.read_lines(kBatches * 20001 + 1), "*10000\r");
   EXPECT_TRUE(scan.increasing);
   EXPECT_EQ(scan.headers, kBatches);
   EXPECT_EQ(scan.ids, kBatches * 10000);
@@ -294,12 +297,12 @@ TEST(Server, TcpRespNeedsTheTokenAndTheUnixSocketDoesNot) {
   ASSERT_TRUE(tcp.send("NEXTID\r\n"));
   EXPECT_EQ(tcp.read_lines(1).rfind("-NOAUTH", 0), 0u);
   ASSERT_TRUE(tcp.send("AUTH s3cret\r\nNEXTID\r\n"));
-  const std::string authed = tcp.read_lines(2);
-  EXPECT_EQ(authed.rfind("+OK\r\n:", 0), 0u) << authed;
+  const std::string authed = tcp.read_lines(3);
+  EXPECT_EQ(authed.rfind("+OK\r\n$", 0), 0u) << authed;
 
   Client unix_client = Client::unix_socket(o.socket);
   ASSERT_TRUE(unix_client.send("NEXTID\r\n"));
-  EXPECT_EQ(unix_client.read_lines(1).rfind(":", 0), 0u);
+  EXPECT_EQ(unix_client.read_lines(2).rfind("$", 0), 0u);
 }
 
 TEST(Server, QuitAndProtocolErrorsCloseTheConnection) {
@@ -408,7 +411,7 @@ TEST(Server, DeadClientMidPipelineDoesNotHoldTheServer) {
   }
   Client alive = Client::unix_socket(f.server->addresses().socket);
   ASSERT_TRUE(alive.send("NEXTID\r\n"));
-  EXPECT_EQ(alive.read_lines(1).rfind(":", 0), 0u);
+  EXPECT_EQ(alive.read_lines(2).rfind("$", 0), 0u);
   EXPECT_TRUE(eventually([&] { return f.counters.connections_open[0].load() == 1; }));
   f.server->stop_accepting();
   EXPECT_TRUE(f.server->drain(10s));

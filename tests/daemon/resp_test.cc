@@ -65,7 +65,7 @@ TEST(Resp, PipelinedCommandsAreAnsweredInOrderWithIncreasingIds) {
     const auto got = ids_of(*r);
     const std::size_t want = i % 10 == 9 ? 100 : 1;
     const bool shape =
-        i % 10 == 9 ? r->type == RespValue::Type::kArray : r->type == RespValue::Type::kInteger;
+        i % 10 == 9 ? r->type == RespValue::Type::kArray : r->type == RespValue::Type::kBulk;
     if (!got || got->size() != want || !shape) {
       first_problem = "reply " + std::to_string(i) + ": " + r->debug();
       break;
@@ -247,6 +247,53 @@ TEST(Resp, Hello3SwitchesToResp3AndDecodeAnswersAMap) {
   const auto flat_again = c->command({"DECODE", std::to_string(id->front())});
   ASSERT_TRUE(flat_again.has_value());
   EXPECT_EQ(flat_again->type, RespValue::Type::kArray) << flat_again->debug();
+}
+
+// JavaScript clients turn a RESP integer into a double, exact only up to
+// 2^53, and every id is far above it: ids and sequence numbers go as bulk
+// strings unless a connection asks for integers.
+TEST(Resp, IdsAreBulkStringsUnlessTheConnectionOptsIntoIntegers) {
+  DaemonDir dir;
+  auto d = dir.start_ready();
+  auto c = RespConn::connect_unix(dir.socket());
+  ASSERT_TRUE(c.has_value());
+  auto other = RespConn::connect_unix(dir.socket());
+  ASSERT_TRUE(other.has_value());
+
+  const auto one = c->command({"NEXTID"});
+  ASSERT_TRUE(one.has_value());
+  ASSERT_EQ(one->type, RespValue::Type::kBulk) << one->debug();
+  const std::optional<std::int64_t> first = wide_value(*one);
+  ASSERT_TRUE(first.has_value()) << one->debug();
+  EXPECT_GT(*first, std::int64_t{1} << 53) << "an id a double could round";
+  const auto decoded = c->command({"DECODE", one->str});
+  ASSERT_TRUE(decoded.has_value());
+  ASSERT_NE(decoded->field("id"), nullptr) << decoded->debug();
+  EXPECT_EQ(decoded->field("id")->type, RespValue::Type::kBulk);
+  EXPECT_EQ(decoded->field("id")->str, one->str);
+  EXPECT_EQ(decoded->field("host")->type, RespValue::Type::kInteger) << "an 8-bit field";
+
+  const auto mode = c->command({"IDFORMAT"});
+  ASSERT_TRUE(mode.has_value());
+  EXPECT_EQ(mode->str, "STRING");
+  const auto set = c->command({"IDFORMAT", "integer"});
+  ASSERT_TRUE(set.has_value());
+  EXPECT_EQ(set->type, RespValue::Type::kSimple) << set->debug();
+  const auto as_int = c->command({"NEXTID"});
+  ASSERT_TRUE(as_int.has_value());
+  ASSERT_EQ(as_int->type, RespValue::Type::kInteger) << as_int->debug();
+  EXPECT_GT(as_int->integer, *first);
+  const auto batch = c->command({"NEXTIDS", "3"});
+  ASSERT_TRUE(batch.has_value());
+  ASSERT_EQ(batch->elems.size(), 3u) << batch->debug();
+  for (const RespValue& e : batch->elems) EXPECT_EQ(e.type, RespValue::Type::kInteger);
+  EXPECT_TRUE(is_error(c->command({"IDFORMAT", "double"}), "ERR"));
+
+  // The choice belongs to the connection that made it.
+  const auto elsewhere = other->command({"NEXTID"});
+  ASSERT_TRUE(elsewhere.has_value());
+  EXPECT_EQ(elsewhere->type, RespValue::Type::kBulk) << elsewhere->debug();
+  EXPECT_GT(wide_value(*elsewhere).value_or(0), batch->elems.back().integer);
 }
 
 TEST(Resp, TcpListenerWithATokenNeedsAuthButTheUnixSocketDoesNot) {

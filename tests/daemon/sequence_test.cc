@@ -35,16 +35,21 @@ bool file_exists(const std::string& path) {
   return ::stat(path.c_str(), &st) == 0;
 }
 
-// The numbers of a NEXTSEQ reply (an integer, or an array of them) or of a
-// SEQRANGE reply ([start, end): every number of the range); nullopt for
-// anything else.
+// The numbers of a NEXTSEQ reply (a bulk string of digits, or an array of
+// them) or of a SEQRANGE reply ([start, end): every number of the range);
+// nullopt for anything else.
 std::optional<std::vector<std::int64_t>> numbers_of(const RespValue& r, bool range = false) {
   std::vector<std::int64_t> out;
-  if (r.type == RespValue::Type::kInteger && !range) return std::vector<std::int64_t>{r.integer};
+  if (r.type == RespValue::Type::kBulk && !range) {
+    const std::optional<std::int64_t> n = wide_value(r);
+    if (!n) return std::nullopt;
+    return std::vector<std::int64_t>{*n};
+  }
   if (r.type != RespValue::Type::kArray) return std::nullopt;
   for (const RespValue& e : r.elems) {
-    if (e.type != RespValue::Type::kInteger) return std::nullopt;
-    out.push_back(e.integer);
+    const std::optional<std::int64_t> n = wide_value(e);
+    if (!n) return std::nullopt;
+    out.push_back(*n);
   }
   if (!range) return out;
   if (out.size() != 2 || out[1] <= out[0]) return std::nullopt;
@@ -125,7 +130,7 @@ TEST(Sequences, TheDefaultTableIsAnSqliteFileInTheStateDirServedOverResp) {
   ASSERT_TRUE(info.has_value());
   ASSERT_EQ(info->type, RespValue::Type::kMap) << info->debug();
   ASSERT_NE(info->field("next_value"), nullptr);
-  EXPECT_EQ(info->field("next_value")->integer, in_range->back() + 1);
+  EXPECT_EQ(wide_value(*info->field("next_value")), in_range->back() + 1);
   ASSERT_NE(info->field("numbers_issued"), nullptr) << "this daemon buffers it";
   EXPECT_EQ(info->field("numbers_issued")->integer, 5);
   const auto list = c->command({"SEQLIST"});
@@ -229,11 +234,12 @@ TEST(Sequences, ARestartContinuesAboveEveryNumberSeenLosingAtMostTheBufferedRang
   ASSERT_TRUE(c.has_value());
   const auto next = c->command({"NEXTSEQ", "orders"});
   ASSERT_TRUE(next.has_value());
-  ASSERT_EQ(next->type, RespValue::Type::kInteger) << next->debug();
-  EXPECT_GT(next->integer, max_seen) << "a number handed out before the restart";
+  const std::optional<std::int64_t> number = wide_value(*next);
+  ASSERT_TRUE(number.has_value()) << next->debug();
+  EXPECT_GT(*number, max_seen) << "a number handed out before the restart";
   // The gap is what the buffers held: the rest of the current range and at
   // most one range beyond it.
-  EXPECT_LE(next->integer, max_seen + 2 * kStep);
+  EXPECT_LE(*number, max_seen + 2 * kStep);
 }
 
 TEST(Sequences, TwoDaemonsSharingOneSqliteFileNeverHandOutTheSameNumber) {

@@ -2,11 +2,13 @@
 
 #include <unistd.h>
 
+#include <charconv>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <system_error>
 
 namespace snowid::daemon_test {
 
@@ -54,18 +56,32 @@ std::unique_ptr<DaemonProcess> DaemonDir::start_ready(const std::vector<std::str
   return d;
 }
 
+std::optional<std::int64_t> wide_value(const RespValue& reply) {
+  if (reply.type != RespValue::Type::kBulk) return std::nullopt;
+  const std::string& t = reply.str;
+  const std::size_t digits_from = !t.empty() && t[0] == '-' ? 1 : 0;
+  if (t.size() <= digits_from || t.size() > 20) return std::nullopt;
+  if (t.find_first_not_of("0123456789", digits_from) != std::string::npos) return std::nullopt;
+  std::int64_t v = 0;
+  const auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
+  if (ec != std::errc() || end != t.data() + t.size()) return std::nullopt;
+  return v;
+}
+
 std::optional<std::vector<std::uint64_t>> ids_of(const RespValue& reply) {
   std::vector<std::uint64_t> out;
-  if (reply.type == RespValue::Type::kInteger) {
-    if (reply.integer <= 0) return std::nullopt;
-    out.push_back(static_cast<std::uint64_t>(reply.integer));
+  if (reply.type == RespValue::Type::kBulk) {
+    const std::optional<std::int64_t> id = wide_value(reply);
+    if (!id || *id <= 0) return std::nullopt;
+    out.push_back(static_cast<std::uint64_t>(*id));
     return out;
   }
   if (reply.type != RespValue::Type::kArray) return std::nullopt;
   out.reserve(reply.elems.size());
   for (const RespValue& e : reply.elems) {
-    if (e.type != RespValue::Type::kInteger || e.integer <= 0) return std::nullopt;
-    out.push_back(static_cast<std::uint64_t>(e.integer));
+    const std::optional<std::int64_t> id = wide_value(e);
+    if (!id || *id <= 0) return std::nullopt;
+    out.push_back(static_cast<std::uint64_t>(*id));
   }
   return out;
 }

@@ -65,8 +65,13 @@ class DaemonDir {
   std::string host_lock_ = unique_host_lock();
 };
 
-// The ids of a NEXTID (integer) or NEXTIDS (array of integers) reply;
-// nullopt for anything else.
+// An id or sequence number as the daemon sends it by default: a bulk string
+// of decimal digits within int64. nullopt for anything else, a RESP integer
+// included.
+std::optional<std::int64_t> wide_value(const RespValue& reply);
+
+// The ids of a NEXTID (bulk string) or NEXTIDS (array of bulk strings)
+// reply; nullopt for anything else.
 std::optional<std::vector<std::uint64_t>> ids_of(const RespValue& reply);
 
 // The ids of a /v1/ids JSON body ({"ids":["..."]}, decimal strings); nullopt
