@@ -39,7 +39,8 @@ async function integerOptIn(client, ledger) {
 async function checkIdsIssued(client, ledger) {
   assert.equal(idsIssued(await client.call('INFO', 'stats')), ledger.received,
                'INFO ids_issued against the ids received');
-  console.log(`${ledger.received} ids checked, ${ledger.seen.size} distinct exact ones`);
+  console.log(`${ledger.received} ids received, ${ledger.seen.size} of them as exact strings, ` +
+              'all distinct');
 }
 
 module.exports = {idsOnOneConnection, integerOptIn, checkIdsIssued};
