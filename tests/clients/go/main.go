@@ -175,10 +175,18 @@ func idsOnOneConnection(ctx context.Context, c *redis.Conn, l *ledger) error {
 	return checkDecode(ctx, c, ids[4])
 }
 
+func expectOK(cmd *redis.Cmd) error {
+	reply, err := cmd.Text()
+	if err == nil && reply != "OK" {
+		err = fmt.Errorf("%v: %q, not OK", cmd.Args(), reply)
+	}
+	return err
+}
+
 // integerOptIn: after IDFORMAT INTEGER the ids are native integers, exact in
 // an int64; IDFORMAT STRING restores strings.
 func integerOptIn(ctx context.Context, c *redis.Conn, l *ledger) error {
-	if err := c.Do(ctx, "IDFORMAT", "INTEGER").Err(); err != nil {
+	if err := expectOK(c.Do(ctx, "IDFORMAT", "INTEGER")); err != nil {
 		return err
 	}
 	s := &stream{l: l}
@@ -193,7 +201,7 @@ func integerOptIn(ctx context.Context, c *redis.Conn, l *ledger) error {
 	if _, err := s.accept(strconv.FormatInt(n, 10)); err != nil {
 		return err
 	}
-	if err := c.Do(ctx, "IDFORMAT", "STRING").Err(); err != nil {
+	if err := expectOK(c.Do(ctx, "IDFORMAT", "STRING")); err != nil {
 		return err
 	}
 	reply, err = c.Do(ctx, "NEXTID").Result()
