@@ -1,0 +1,46 @@
+'use strict';
+// The checks every Node client runs on one connection. A client is given as
+// {call(...args), callMany(n, ...args)}: one command, and n copies of one
+// command sent as a pipeline.
+const assert = require('node:assert/strict');
+const {checkDecode, idsIssued} = require('./snowid_ids');
+
+async function idsOnOneConnection(client, ledger) {
+  const stream = ledger.stream();
+  for (let i = 0; i < 10; ++i) stream.accept([await client.call('NEXTID')]);
+
+  const pipelined = await client.callMany(2000, 'NEXTID');
+  assert.equal(pipelined.length, 2000);
+  stream.accept(pipelined);
+
+  const batch = await client.call('NEXTIDS', '5');
+  assert.ok(Array.isArray(batch) && batch.length === 5, `NEXTIDS 5 gave ${batch}`);
+  const ids = stream.accept(batch);
+
+  checkDecode(ids[4], await client.call('DECODE', ids[4].toString()));
+}
+
+// IDFORMAT INTEGER opts this connection into RESP integers, which a
+// JavaScript client turns into (rounded) numbers; IDFORMAT STRING restores
+// exact strings.
+async function integerOptIn(client, ledger) {
+  assert.equal(await client.call('IDFORMAT', 'INTEGER'), 'OK');
+  assert.equal(typeof await client.call('NEXTID'), 'number');
+  const rounded = await client.callMany(2000, 'NEXTID');
+  assert.ok(rounded.every((v) => typeof v === 'number'));
+  ledger.received += 2001;
+  console.log(`IDFORMAT INTEGER: 2000 pipelined ids arrived as ${new Set(rounded).size} ` +
+              'distinct numbers');
+
+  assert.equal(await client.call('IDFORMAT', 'STRING'), 'OK');
+  ledger.stream().accept([await client.call('NEXTID')]);
+}
+
+async function checkIdsIssued(client, ledger) {
+  assert.equal(idsIssued(await client.call('INFO', 'stats')), ledger.received,
+               'INFO ids_issued against the ids received');
+  console.log(`${ledger.received} ids received, ${ledger.seen.size} of them as exact strings, ` +
+              'all distinct');
+}
+
+module.exports = {idsOnOneConnection, integerOptIn, checkIdsIssued};
