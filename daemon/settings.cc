@@ -64,7 +64,7 @@ constexpr std::string_view kSequencesDefaultText = "sqlite:<state_dir>/sequences
 constexpr std::string_view kSequencesDefaultText = "off (built without the sequence stores)";
 #endif
 
-constexpr std::array<Entry, 39> kTable = {{
+constexpr std::array<Entry, 40> kTable = {{
     {{"socket",
       "--socket",
       "SNOWID_SOCKET",
@@ -235,6 +235,20 @@ constexpr std::array<Entry, 39> kTable = {{
       true,
       "Bearer token the HTTP service requires; empty: none."},
      SNOWID_STORE(http_token, std::string)},
+    {{"first_request_timeout",
+      "--first-request-timeout",
+      "SNOWID_FIRST_REQUEST_TIMEOUT",
+      SettingType::kDuration,
+      100,
+      kHourMs,
+      {},
+      "10s",
+      false,
+      false,
+      false,
+      "A TCP RESP or HTTP connection that sends no complete first request in this long is "
+      "closed. The Unix socket is exempt: local pooled clients open connections ahead of use."},
+     SNOWID_STORE(first_request_timeout, Duration)},
     {{"lease_ttl",
       "--lease-ttl",
       "SNOWID_LEASE_TTL",
