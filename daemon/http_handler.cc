@@ -8,6 +8,7 @@
 #include <system_error>
 #include <utility>
 
+#include "json_body.h"
 #include "json_text.h"
 #include "sequence_service.h"
 #include "snowid/layout.h"
@@ -413,8 +414,9 @@ HttpResponse list_response(const std::vector<std::string>& names) {
 // The sequence routes, after the checks every route shares. Sets `deferred`
 // (and returns nothing useful) for the work that must wait on the store.
 HttpResponse sequence_route(Route route, std::string_view name, const ParsedTarget& target,
-                            bool put, SequenceService* service, std::uint32_t max_batch,
-                            std::function<HttpResponse()>& deferred) {
+                            const HttpRequest& request, SequenceService* service,
+                            std::uint32_t max_batch, std::function<HttpResponse()>& deferred) {
+  const bool put = request.method == "PUT";
   // Each route takes only the parameters it names, each at most once.
   std::optional<std::string_view> count_text;
   std::optional<std::string_view> size_text;
@@ -494,6 +496,26 @@ HttpResponse sequence_route(Route route, std::string_view name, const ParsedTarg
         };
         return {};
       }
+      // The body's fields (their text), looked at as the query's are.
+      std::vector<std::pair<std::string, std::string>> body_fields;
+      if (!request.body.empty()) {
+        if (!is_json_media_type(request.content_type)) {
+          return error_response(415, "UNSUPPORTED_MEDIA_TYPE",
+                                "the request body must be application/json, not \"" +
+                                    echo(request.content_type) + "\"");
+        }
+        Result<std::vector<std::pair<std::string, std::string>>> parsed =
+            parse_integer_fields(request.body, {"start", "step"});
+        if (!parsed.is_ok()) return bad_request(parsed.status().message());
+        body_fields = std::move(parsed).value();
+      }
+      for (const auto& [key, value] : body_fields) {
+        std::optional<std::string_view>& slot = key == "start" ? start_text : step_text;
+        if (slot) {
+          return bad_request("\"" + key + "\" given both in the query and in the request body");
+        }
+        slot = value;
+      }
       std::int64_t start = 1;
       std::int64_t step = kDefaultSequenceStep;
       if (start_text) {
@@ -539,6 +561,30 @@ HttpResponse sequence_route(Route route, std::string_view name, const ParsedTarg
 }
 
 }  // namespace
+
+bool is_json_media_type(std::string_view content_type) {
+  const std::size_t semicolon = content_type.find(';');
+  if (lower_ascii(trim(content_type.substr(0, semicolon))) != kJson) return false;
+  std::string_view rest =
+      semicolon == std::string_view::npos ? std::string_view() : content_type.substr(semicolon + 1);
+  while (!rest.empty()) {
+    const std::size_t next = rest.find(';');
+    const std::string_view parameter = trim(rest.substr(0, next));
+    rest = next == std::string_view::npos ? std::string_view() : rest.substr(next + 1);
+    const std::size_t eq = parameter.find('=');
+    if (eq == std::string_view::npos) {
+      if (parameter.empty()) continue;
+      return false;
+    }
+    if (lower_ascii(trim(parameter.substr(0, eq))) != "charset") continue;
+    std::string_view value = trim(parameter.substr(eq + 1));
+    if (value.size() >= 2 && value.front() == '"' && value.back() == '"') {
+      value = value.substr(1, value.size() - 2);
+    }
+    if (lower_ascii(value) != "utf-8") return false;
+  }
+  return true;
+}
 
 std::optional<ParsedTarget> parse_target(std::string_view target) {
   // Origin form only (RFC 9112 3.2.1): absolute form, authority form and "*"
@@ -635,8 +681,13 @@ HttpResponse HttpHandler::answer(const HttpRequest& request,
   if (request.method != "GET" && request.method != "HEAD" && !(put && route == Route::kSequence)) {
     return method_not_allowed(request.method, allowed_methods(route));
   }
+  // Only the PUT reads a body; one sent anywhere else would be ignored, so it
+  // is refused.
+  if (request.has_body && !put) {
+    return bad_request("this request takes no body; send it without one");
+  }
   if (is_sequence_route(route)) {
-    return sequence_route(route, segment, *target, put, sequences_, ids_.max_batch(), deferred);
+    return sequence_route(route, segment, *target, request, sequences_, ids_.max_batch(), deferred);
   }
 
   // Each route takes only the parameters it names; anything else is a

@@ -38,7 +38,12 @@
 //                       one. PUT[?start=N][&step=N]: creates it (start
 //                       default 1, step default 1000): 201 with that JSON and
 //                       Location, 409 ALREADY_EXISTS if it exists. Allow:
-//                       GET, HEAD, PUT.
+//                       GET, HEAD, PUT. The PUT may give start and step in a
+//                       JSON body instead ({"start":1000,"step":100}, each a
+//                       JSON integer or a decimal string, json_body.h), with
+//                       Content-Type application/json (else 415); the same
+//                       field in the query and the body, or any other
+//                       field: 400. An empty body: the query alone.
 //   /v1/sequences       200 {"sequences":["<name>",...]}, in order
 // A sequence name fails validate_sequence_name(): 400. An unknown sequence is
 // never created: 404 NOT_FOUND; a spent one: 409 OUT_OF_RANGE; the ticket
@@ -51,10 +56,13 @@
 // 404 unknown path (a trailing slash included: one spelling per resource),
 // 401 without the bearer token, 503 when not issuing (plus Retry-After in
 // whole seconds, at least 1, when retryable). Every response carries
-// Cache-Control: no-store. Checks run in this order: 414, 400 malformed
-// target, 401, 404, 405, 400 parameters, then the route; so without the
-// token even unknown paths answer 401 and routes cannot be probed (and the
-// 404 of sequences off comes with the 404 of unknown paths).
+// Cache-Control: no-store. A request with a body (Content-Length > 0 or
+// chunked) on any route but the PUT is refused with 400, never ignored.
+// Checks run in this order: 414, 400 malformed target, 401, 404, 405, 400 a
+// body where none is read, 400 parameters, 415 and 400 the PUT's body, then
+// the route; so without the token even unknown paths answer 401 and routes
+// cannot be probed (and the 404 of sequences off comes with the 404 of
+// unknown paths). The server answers 413, 431 and 505 itself.
 //
 // With a token configured, every route but /healthz and /readyz needs
 // "Authorization: Bearer <token>" (compared in constant time): 401 with
@@ -87,7 +95,14 @@ struct HttpRequest {
   std::string_view method;         // "GET"
   std::string_view target;         // origin form: "/v1/ids?count=10"
   std::string_view authorization;  // the Authorization header's value, or empty
+  std::string_view content_type;   // the Content-Type header's value, or empty
+  std::string_view body;           // the whole body (the server bounds its size)
+  bool has_body = false;           // Content-Length > 0, or chunked framing
 };
+
+// True for "application/json" in any case, with parameters, of which a
+// charset must be UTF-8 (RFC 8259: JSON is UTF-8).
+bool is_json_media_type(std::string_view content_type);
 
 struct HttpResponse {
   unsigned status = 200;

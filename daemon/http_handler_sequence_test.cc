@@ -74,6 +74,15 @@ class HttpSequenceTest : public ::testing::Test {
         HttpRequest{.method = method, .target = target, .authorization = authorization});
   }
 
+  HttpResponse put_json(std::string_view target, std::string_view body,
+                        std::string_view type = "application/json") const {
+    HttpRequest request{.method = "PUT", .target = target};
+    request.content_type = type;
+    request.body = body;
+    request.has_body = !body.empty();
+    return handler->handle(request);
+  }
+
   TestService ts;
   TestSequences seq;
   std::unique_ptr<HttpHandler> handler;
@@ -157,6 +166,97 @@ TEST_F(HttpSequenceTest, PutCreatesASequenceOnceWith201TheInfoAndItsLocation) {
   EXPECT_EQ(seq.memory.get("bad").status().code(), Code::kNotFound);
   SCOPED_TRACE("creating parameters on GET");
   expect_error(call("/v1/sequences/orders?start=1"), 400, "INVALID_ARGUMENT");
+}
+
+// PUT with a JSON body: the row the body asks for, never the defaults.
+TEST_F(HttpSequenceTest, PutTakesStartAndStepFromAJsonBody) {
+  HttpResponse r = put_json("/v1/sequences/invoices", R"({"start":1000,"step":100})");
+  EXPECT_EQ(r.status, 201u) << r.body;
+  EXPECT_EQ(json(r).str("next_value"), "1000");
+  EXPECT_EQ(json(r).num("step"), "100");
+  Result<SequenceInfo> row = seq.memory.get("invoices");
+  ASSERT_TRUE(row.is_ok());
+  EXPECT_EQ(row->next_value, 1000);
+  EXPECT_EQ(row->step, 100);
+
+  // Decimal strings, for a start beyond 2^53; a charset parameter; one field
+  // in the query and the other in the body; an empty object.
+  r = put_json("/v1/sequences/big", R"({"start":"9007199254740993","step":"7"})",
+               "Application/JSON; charset=\"UTF-8\"");
+  EXPECT_EQ(r.status, 201u) << r.body;
+  EXPECT_EQ(seq.memory.get("big")->next_value, 9007199254740993);
+  EXPECT_EQ(seq.memory.get("big")->step, 7);
+  r = put_json("/v1/sequences/mixed?step=50", R"({"start":20})");
+  EXPECT_EQ(r.status, 201u) << r.body;
+  EXPECT_EQ(seq.memory.get("mixed")->next_value, 20);
+  EXPECT_EQ(seq.memory.get("mixed")->step, 50);
+  r = put_json("/v1/sequences/plain", " { } ");
+  EXPECT_EQ(r.status, 201u) << r.body;
+  EXPECT_EQ(seq.memory.get("plain")->next_value, 1);
+  EXPECT_EQ(seq.memory.get("plain")->step, 1000);
+}
+
+TEST_F(HttpSequenceTest, PutRefusesABodyItCannotTakeWholeAndCreatesNothing) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {R"({"start":1,"start":2})", "more than once"},
+      {R"({"start":1,"colour":"blue"})", "unknown field \"colour\""},
+      {R"([1,2])", "JSON object"},
+      {R"(12)", "JSON object"},
+      {R"("x")", "JSON object"},
+      {R"({"start":1)", "not valid JSON"},
+      {R"({"start":1}{"step":2})", "not valid JSON"},
+      {R"({"start":1.5})", "no fraction or exponent"},
+      {R"({"start":1e3})", "no fraction or exponent"},
+      {R"({"start":1.0})", "no fraction or exponent"},
+      {R"({"start":-1})", "start must be a decimal number"},
+      {R"({"start":9223372036854775807})", "start must be a decimal number"},
+      {R"({"start":99999999999999999999999})", "start must be a decimal number"},
+      {R"({"start":" 5"})", "start must be a decimal number"},
+      {R"({"step":0})", "step must be a decimal number"},
+      {R"({"step":1000000001})", "step must be a decimal number"},
+      {R"({"step":true})", "integer or a decimal string"},
+      {R"({"step":null})", "integer or a decimal string"},
+      {R"({"step":{"n":1}})", "integer or a decimal string"},
+      {R"({"step":[1]})", "integer or a decimal string"},
+      {"{\"start\":\"\xff\"}", "not valid JSON"},
+  };
+  for (const auto& [body, says] : cases) {
+    SCOPED_TRACE(body);
+    const HttpResponse r = put_json("/v1/sequences/bad", body);
+    expect_error(r, 400, "INVALID_ARGUMENT");
+    EXPECT_NE(json(r).str("message").find(says), std::string::npos) << r.body;
+  }
+  SCOPED_TRACE("a field in both the query and the body");
+  const HttpResponse both = put_json("/v1/sequences/bad?start=5", R"({"start":6})");
+  expect_error(both, 400, "INVALID_ARGUMENT");
+  EXPECT_NE(json(both).str("message").find("both in the query and in the request body"),
+            std::string::npos)
+      << both.body;
+  EXPECT_EQ(seq.memory.get("bad").status().code(), Code::kNotFound);
+}
+
+TEST_F(HttpSequenceTest, PutBodyOfAnotherMediaTypeIsUnsupported) {
+  for (const char* type : {"", "text/plain", "application/x-www-form-urlencoded",
+                           "application/json; charset=latin1", "application/jsonx"}) {
+    SCOPED_TRACE(type);
+    expect_error(put_json("/v1/sequences/bad", R"({"start":5})", type), 415,
+                 "UNSUPPORTED_MEDIA_TYPE");
+  }
+  EXPECT_EQ(seq.memory.get("bad").status().code(), Code::kNotFound);
+}
+
+TEST_F(HttpSequenceTest, BodiesOnRoutesThatReadNoneAreRefused) {
+  for (const char* target : {"/v1/sequences", "/v1/sequences/orders", "/v1/sequences/orders/next",
+                             "/v1/sequences/orders/range?size=5"}) {
+    SCOPED_TRACE(target);
+    HttpRequest request{.method = "GET", .target = target};
+    request.content_type = "application/json";
+    request.body = "{}";
+    request.has_body = true;
+    expect_error(handler->handle(request), 400, "INVALID_ARGUMENT");
+  }
+  // Nothing was taken from "orders" by the refused requests.
+  EXPECT_EQ(json(call("/v1/sequences/orders/next")).find("numbers")->items.at(0).text, "1001");
 }
 
 TEST_F(HttpSequenceTest, GetShowsTheRowAndTheBufferOnceOneServesIt) {

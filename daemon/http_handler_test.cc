@@ -326,6 +326,43 @@ TEST_F(HttpHandlerTest, HeadOnIdsIsRefusedWithoutUsingUpIds) {
   EXPECT_EQ(ts.service->snapshot().counters.batch_requests, 0u);
 }
 
+TEST_F(HttpHandlerTest, ABodyOnARouteThatReadsNoneIsRefusedNotIgnored) {
+  for (const std::string_view target :
+       {"/v1/ids?count=3", "/v1/ids/1", "/healthz", "/readyz", "/metrics"}) {
+    SCOPED_TRACE(target);
+    HttpRequest request{.method = "GET", .target = target};
+    request.content_type = "application/json";
+    request.body = R"({"count":5})";
+    request.has_body = true;
+    const std::uint64_t before = ts.service->snapshot().counters.ids_issued;
+    expect_error(handler->handle(request), 400, "INVALID_ARGUMENT", false);
+    EXPECT_EQ(ts.service->snapshot().counters.ids_issued, before);
+    // Chunked framing that carried nothing is a body too.
+    request.body = "";
+    expect_error(handler->handle(request), 400, "INVALID_ARGUMENT", false);
+  }
+  SCOPED_TRACE("the token is checked first: without it, 401");
+  handler = make_handler("tok");
+  HttpRequest request{.method = "GET", .target = "/v1/ids"};
+  request.has_body = true;
+  expect_error(handler->handle(request), 401, "UNAUTHENTICATED", false);
+}
+
+TEST(JsonMediaType, ApplicationJsonWithUtf8OrNoCharsetOnly) {
+  for (const std::string_view yes :
+       {"application/json", "Application/JSON", " application/json ", "application/json;",
+        "application/json; charset=utf-8", "application/json;charset=\"UTF-8\"",
+        "application/json; version=2; charset=utf-8"}) {
+    EXPECT_TRUE(is_json_media_type(yes)) << yes;
+  }
+  for (const std::string_view no :
+       {"", "text/plain", "application/jsonx", "application/x-json", "text/json",
+        "application/json; charset=latin1", "application/json; charset=", "application/json; x",
+        "application/problem+json", "json"}) {
+    EXPECT_FALSE(is_json_media_type(no)) << no;
+  }
+}
+
 TEST_F(HttpHandlerTest, OneIdIsCountedAsASingleRequest) {
   ASSERT_EQ(ids_of(get("/v1/ids")).size(), 1u);
   ASSERT_EQ(ids_of(get("/v1/ids?count=1")).size(), 1u);

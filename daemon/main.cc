@@ -2,9 +2,11 @@
 // socket, optionally TCP) and HTTP/JSON, and the named sequences of a ticket
 // table. See docs/daemon.md.
 //
-// The process: resolve the settings (exit 2 if they are wrong), open the
-// ticket table, lease a worker id, bind the listeners, then wait for signals
-// on the main thread.
+// The process: resolve the settings (exit 2 if they are wrong), bind the
+// listeners (a port in use is exit 2, before the registry or the ticket
+// table is touched, so that no lease is taken and no worker id sits out a
+// quarantine for a daemon that never served), open the ticket table, lease a
+// worker id, serve, then wait for signals on the main thread.
 // SIGTERM/SIGINT: stop accepting, finish what is in flight, release the lease
 // (recording the fence), exit 0. SIGHUP: reload the runtime settings.
 //
@@ -105,7 +107,7 @@ std::string usage() {
       "Signals: SIGTERM or SIGINT stops (in-flight requests are answered, the lease released);\n"
       "SIGHUP reloads the runtime settings (log_level, max_batch).\n"
       "Exit status: 0 stopped cleanly, 1 start or release failed, 2 bad configuration (the\n"
-      "settings, or a layout, region or host that does not fit).\n";
+      "settings, a layout, region or host that does not fit, a port in use).\n";
   return out;
 }
 
@@ -132,6 +134,7 @@ std::string fixed_differences(const Settings& a, const Settings& b) {
       SNOWID_SAME(threads),
       SNOWID_SAME(log_json),
       SNOWID_SAME(http_token),
+      SNOWID_SAME(first_request_timeout),
       SNOWID_SAME(lease_ttl),
       SNOWID_SAME(lease_renew),
       SNOWID_SAME(lease_stop),
@@ -328,6 +331,35 @@ int run(int argc, char** argv) {
                         {"registry", registry_kind(settings)},
                         {"state_dir", settings.state_dir}});
 
+  // Bound first, served once the lease is held: until then clients that
+  // connect wait in the listen backlog. Declared before everything the
+  // server serves, which it must not outlive once serving: it is reset
+  // explicitly before they go.
+  ServerCounters counters;
+  ServerOptions so;
+  so.socket = settings.socket;
+  so.socket_mode = settings.socket_mode;
+  // The last-resort default, /tmp/snowid-<uid>/, is in a place where anyone
+  // may create that directory first.
+  so.private_socket_dir = settings.socket.rfind("/tmp/snowid-", 0) == 0;
+  so.tcp = settings.tcp;
+  so.http = settings.http;
+  so.threads = settings.threads;
+  so.token = settings.http_token;
+  so.first_request_timeout = settings.first_request_timeout;
+  so.sequence_threads = settings.sequence_threads;
+  Result<std::unique_ptr<Server>> bound = Server::bind(std::move(so), counters, log);
+  if (!bound.is_ok()) {
+    log.error("start failed",
+              {{"code", code_name(bound.status().code())}, {"error", bound.status().message()}});
+    // A port in use, a socket path too long or held by a file the daemon did
+    // not make: configuration mistakes that a restart cannot fix.
+    const Code code = bound.status().code();
+    return code == Code::kInvalidArgument || code == Code::kFailedPrecondition ? kExitUsage
+                                                                               : kExitFailure;
+  }
+  std::unique_ptr<Server> server = std::move(bound).value();
+
   Result<RegistrySetup> setup = setup_registry(settings, env, clock);
   if (!setup.is_ok()) {
     log.error("start failed",
@@ -359,7 +391,7 @@ int run(int argc, char** argv) {
     sequence_options.store_description = sequences::redact_ticket_store_url(settings.sequences);
 #endif
   }
-  // Declared before the server, so that it outlives it: the buffers go after
+  // Outlives the serving server (reset before it goes): the buffers go after
   // the listeners have drained.
   SequenceService sequence_service(std::move(store).value(), clock, std::move(sequence_options));
 
@@ -393,7 +425,6 @@ int run(int argc, char** argv) {
 
   IdService service(generator, clock, settings.max_batch);
   service_for_events.store(&service, std::memory_order_release);
-  ServerCounters counters;
   const HttpHandler handler(
       service,
       [&service, &counters, &sequence_service] {
@@ -401,32 +432,7 @@ int run(int argc, char** argv) {
       },
       settings.http_token, &sequence_service);
 
-  ServerOptions so;
-  so.socket = settings.socket;
-  so.socket_mode = settings.socket_mode;
-  // The last-resort default, /tmp/snowid-<uid>/, is in a place where anyone
-  // may create that directory first.
-  so.private_socket_dir = settings.socket.rfind("/tmp/snowid-", 0) == 0;
-  so.tcp = settings.tcp;
-  so.http = settings.http;
-  so.threads = settings.threads;
-  so.token = settings.http_token;
-  so.sequences = &sequence_service;
-  so.sequence_threads = settings.sequence_threads;
-  Result<std::unique_ptr<Server>> started =
-      Server::start(std::move(so), service, handler, counters, log);
-  if (!started.is_ok()) {
-    // Give the lease back before going: nothing was served on it.
-    (void)service.close();
-    log.error("start failed", {{"code", code_name(started.status().code())},
-                               {"error", started.status().message()}});
-    // A socket path too long or held by a file the daemon did not make is a
-    // configuration mistake that a restart cannot fix.
-    const Code code = started.status().code();
-    return code == Code::kInvalidArgument || code == Code::kFailedPrecondition ? kExitUsage
-                                                                               : kExitFailure;
-  }
-  std::unique_ptr<Server> server = std::move(started).value();
+  server->serve(service, handler, &sequence_service);
   log.info("ready", {{"region", worker.region}, {"host", worker.host}});
 
   Running running{settings, argc, argv, log, service, generator};

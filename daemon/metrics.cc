@@ -337,6 +337,13 @@ std::string render_metrics(const ServiceSnapshot& service, const ServerCounters&
              number(load(server.protocol_errors[static_cast<std::size_t>(t)])));
   }
 
+  e.family("snowid_first_request_timeouts_total", "counter",
+           "Connections closed for sending no complete first request in time, by transport.");
+  for (Transport t : kAll) {
+    e.sample("snowid_first_request_timeouts_total", {{"transport", transport_name(t)}},
+             number(load(server.first_request_timeouts[static_cast<std::size_t>(t)])));
+  }
+
   e.family("snowid_http_requests_total", "counter", "HTTP responses sent, by status class.");
   e.sample("snowid_http_requests_total", {{"code", "2xx"}}, number(load(server.http_2xx)));
   e.sample("snowid_http_requests_total", {{"code", "4xx"}}, number(load(server.http_4xx)));

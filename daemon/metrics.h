@@ -13,7 +13,8 @@
 //   snowid_healthy, snowid_worker_info{region,host,layout} 1,
 //   snowid_fence_writes_total, snowid_fence_write_failures_total,
 //   snowid_connections_total{transport}, snowid_connections_open{transport},
-//   snowid_protocol_errors_total{transport}, snowid_http_requests_total{code},
+//   snowid_protocol_errors_total{transport},
+//   snowid_first_request_timeouts_total{transport}, snowid_http_requests_total{code},
 //   snowid_uptime_seconds, snowid_max_batch; the named sequences':
 //   snowid_sequence_store_info{kind} 1,
 //   snowid_sequence_numbers_issued_total{sequence},
@@ -48,6 +49,9 @@ struct ServerCounters {
   std::array<std::atomic<std::uint64_t>, kTransports> connections_total{};
   std::array<std::atomic<std::int64_t>, kTransports> connections_open{};
   std::array<std::atomic<std::uint64_t>, kTransports> protocol_errors{};
+  // Connections closed for sending no complete first request within
+  // first_request_timeout (TCP RESP and HTTP; the Unix socket has none).
+  std::array<std::atomic<std::uint64_t>, kTransports> first_request_timeouts{};
   // HTTP responses by status class index: 2xx, 4xx, 5xx (others counted as 5xx).
   std::atomic<std::uint64_t> http_2xx{0};
   std::atomic<std::uint64_t> http_4xx{0};

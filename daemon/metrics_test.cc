@@ -299,6 +299,8 @@ void populate(ServerCounters& c) {
   c.connections_open[static_cast<std::size_t>(Transport::kUnix)] = 4;
   c.connections_open[static_cast<std::size_t>(Transport::kHttp)] = 6;
   c.protocol_errors[static_cast<std::size_t>(Transport::kTcp)] = 24;
+  c.first_request_timeouts[static_cast<std::size_t>(Transport::kTcp)] = 27;
+  c.first_request_timeouts[static_cast<std::size_t>(Transport::kHttp)] = 28;
   c.http_2xx = 100;
   c.http_4xx = 25;
   c.http_5xx = 26;
@@ -375,6 +377,7 @@ TEST(Metrics, ExactlyTheDocumentedFamiliesWithTheirTypes) {
       {"snowid_connections_total", "counter"},
       {"snowid_connections_open", "gauge"},
       {"snowid_protocol_errors_total", "counter"},
+      {"snowid_first_request_timeouts_total", "counter"},
       {"snowid_http_requests_total", "counter"},
       {"snowid_uptime_seconds", "gauge"},
       {"snowid_max_batch", "gauge"},
@@ -485,6 +488,9 @@ TEST(Metrics, CountersShowTheirValues) {
   EXPECT_EQ(e.value("snowid_protocol_errors_total", {{"transport", "unix"}}), 0.0);
   EXPECT_EQ(e.value("snowid_protocol_errors_total", {{"transport", "tcp"}}), 24.0);
   EXPECT_EQ(e.value("snowid_protocol_errors_total", {{"transport", "http"}}), 0.0);
+  EXPECT_EQ(e.value("snowid_first_request_timeouts_total", {{"transport", "unix"}}), 0.0);
+  EXPECT_EQ(e.value("snowid_first_request_timeouts_total", {{"transport", "tcp"}}), 27.0);
+  EXPECT_EQ(e.value("snowid_first_request_timeouts_total", {{"transport", "http"}}), 28.0);
   EXPECT_EQ(e.value("snowid_http_requests_total", {{"code", "2xx"}}), 100.0);
   EXPECT_EQ(e.value("snowid_http_requests_total", {{"code", "4xx"}}), 25.0);
   EXPECT_EQ(e.value("snowid_http_requests_total", {{"code", "5xx"}}), 26.0);
@@ -613,7 +619,7 @@ TEST(Metrics, AnEmptySnapshotIsStillComplete) {
   const ServiceSnapshot s{};
   ServerCounters server;
   const Exposition e = render_and_parse(s, server);
-  EXPECT_EQ(e.families.size(), 37u);
+  EXPECT_EQ(e.families.size(), 38u);
   EXPECT_EQ(e.value("snowid_ids_issued_total"), 0.0);
   EXPECT_EQ(e.value("snowid_lease_state", {{"state", "held"}}), 1.0);
   EXPECT_EQ(e.value("snowid_uptime_seconds"), 0.0);

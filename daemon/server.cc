@@ -144,6 +144,23 @@ Status clear_socket_path(const std::string& path, Logger& log) {
   return Status::ok();
 }
 
+// The version of a request line that ends in a well-formed "HTTP/d.d"
+// ("2.0"), or nullopt.
+std::optional<std::string> request_line_version(std::string_view bytes) {
+  const std::size_t end = bytes.find("\r\n");
+  if (end == std::string_view::npos) return std::nullopt;
+  const std::string_view line = bytes.substr(0, end);
+  constexpr std::string_view kName = " HTTP/";
+  if (line.size() < kName.size() + 3) return std::nullopt;
+  const std::string_view tail = line.substr(line.size() - kName.size() - 3);
+  const auto digit = [](char c) { return c >= '0' && c <= '9'; };
+  if (tail.substr(0, kName.size()) != kName || !digit(tail[kName.size()]) ||
+      tail[kName.size() + 1] != '.' || !digit(tail[kName.size() + 2])) {
+    return std::nullopt;
+  }
+  return std::string(tail.substr(kName.size()));
+}
+
 class Connection {
  public:
   virtual ~Connection() = default;
@@ -189,8 +206,8 @@ constexpr std::string_view kStoppingMessage = "the daemon is shutting down";
 
 // What the connections share with the server.
 struct ServerCore {
-  ServerCore(ServerOptions o, IdService& s, const HttpHandler& h, ServerCounters& c, Logger& l)
-      : options(std::move(o)), service(s), handler(h), counters(c), log(l) {}
+  ServerCore(ServerOptions o, ServerCounters& c, Logger& l)
+      : options(std::move(o)), counters(c), log(l) {}
 
   // Runs `job` on the pool: false once the pool is closed (drain() joins it),
   // and then the job has not run. Without a pool (sequences off, so nothing
@@ -237,8 +254,10 @@ struct ServerCore {
   bool stopping() const noexcept { return stopping_flag.load(std::memory_order_acquire); }
 
   const ServerOptions options;
-  IdService& service;
-  const HttpHandler& handler;
+  // Set by serve(), before any connection is accepted.
+  IdService* service = nullptr;
+  const HttpHandler* handler = nullptr;
+  SequenceService* sequences = nullptr;
   ServerCounters& counters;
   Logger& log;
   std::atomic<bool> stopping_flag{false};
@@ -280,7 +299,7 @@ class RespConnection final : public Connection,
       : impl_(impl),
         socket_(std::move(socket)),
         transport_(transport),
-        session_(impl.service, std::move(options)),
+        session_(*impl.service, std::move(options)),
         buffer_(kReadBuffer) {
     impl_.counters.connections_total[idx(transport_)].fetch_add(1, std::memory_order_relaxed);
     impl_.counters.connections_open[idx(transport_)].fetch_add(1, std::memory_order_relaxed);
@@ -296,6 +315,7 @@ class RespConnection final : public Connection,
       close();
       return;
     }
+    if (transport_ != Transport::kUnix) arm_first_request_timer();
     read();
   }
 
@@ -347,6 +367,24 @@ class RespConnection final : public Connection,
       }
     }
     start_deferred();
+    // Every complete command is answered (or handed to the pool), and a
+    // malformed frame ends the connection: either way a first request came.
+    if (first_request_timer_ && (!out_.empty() || deferred_running_ || closing_)) {
+      first_request_timer_->cancel();
+      first_request_timer_.reset();
+    }
+  }
+
+  // ServerOptions::first_request_timeout, from the accept.
+  void arm_first_request_timer() {
+    first_request_timer_.emplace(socket_.get_executor());
+    first_request_timer_->expires_after(impl_.options.first_request_timeout);
+    first_request_timer_->async_wait([self = this->shared_from_this()](const error_code& e) {
+      if (e || !self->first_request_timer_ || self->state_ == State::kClosed) return;
+      self->impl_.counters.first_request_timeouts[idx(self->transport_)].fetch_add(
+          1, std::memory_order_relaxed);
+      self->close();
+    });
   }
 
   // Hands the command the session deferred, if any, to the pool; its reply
@@ -497,6 +535,7 @@ class RespConnection final : public Connection,
     error_code ec;
     socket_.close(ec);
     if (timer_) timer_->cancel();
+    if (first_request_timer_) first_request_timer_->cancel();
   }
 
   ServerCore& impl_;
@@ -506,6 +545,8 @@ class RespConnection final : public Connection,
   std::vector<char> buffer_;
   std::string out_;
   std::optional<asio::steady_timer> timer_;
+  // Until the first complete command (TCP only).
+  std::optional<asio::steady_timer> first_request_timer_;
   State state_ = State::kBusy;
   bool closing_ = false;
   bool deferred_running_ = false;              // a command's work is on the pool
@@ -556,7 +597,10 @@ class HttpConnection final : public Connection,
     parser_.emplace();
     parser_->header_limit(impl_.options.http_header_limit);
     parser_->body_limit(impl_.options.http_body_limit);
-    stream_.expires_after(impl_.options.http_idle_timeout);
+    // The first request must be complete within first_request_timeout; a
+    // later one within the idle timeout.
+    stream_.expires_after(first_request_ ? impl_.options.first_request_timeout
+                                         : impl_.options.http_idle_timeout);
     http::async_read(
         stream_, buffer_, *parser_,
         [self = shared_from_this()](const error_code& ec, std::size_t) { self->on_read(ec); });
@@ -566,6 +610,37 @@ class HttpConnection final : public Connection,
     if (state_ == State::kClosed) return;
     state_ = State::kBusy;
     if (ec) {
+      // Too large for the limits: answered, then closed (the rest of the
+      // request cannot be told from the next one).
+      if (ec == http::error::body_limit) {
+        refuse(
+            413, "CONTENT_TOO_LARGE",
+            "request body larger than " + std::to_string(impl_.options.http_body_limit) + " bytes");
+        return;
+      }
+      if (ec == http::error::header_limit) {
+        refuse(431, "HEADERS_TOO_LARGE",
+               "request header fields larger than " +
+                   std::to_string(impl_.options.http_header_limit) + " bytes");
+        return;
+      }
+      // Beast refuses every version but 1.0 and 1.1 as it refuses a
+      // malformed one: a well-formed other version is told apart here.
+      if (ec == http::error::bad_version) {
+        const beast::string_view unread(static_cast<const char*>(buffer_.cdata().data()),
+                                        buffer_.cdata().size());
+        if (const std::optional<std::string> v = request_line_version(sv(unread))) {
+          refuse(505, "HTTP_VERSION_NOT_SUPPORTED",
+                 "HTTP/" + *v + " is not supported; use HTTP/1.1");
+          return;
+        }
+      }
+      if (ec == beast::error::timeout && first_request_) {
+        impl_.counters.first_request_timeouts[idx(Transport::kHttp)].fetch_add(
+            1, std::memory_order_relaxed);
+        close();
+        return;
+      }
       // A malformed request gets an answer; a client that went away, a
       // timeout or a stop does not.
       if (ec.category() == http::make_error_code(http::error::bad_target).category() &&
@@ -580,10 +655,16 @@ class HttpConnection final : public Connection,
       close();
       return;
     }
+    first_request_ = false;
     const http::request<http::string_body>& req = parser_->get();
-    const HttpRequest request{sv(req.method_string()), sv(req.target()),
-                              sv(req[http::field::authorization])};
-    HttpOutcome outcome = impl_.handler.handle_or_defer(request);
+    const boost::optional<std::uint64_t> length = parser_->content_length();
+    const HttpRequest request{.method = sv(req.method_string()),
+                              .target = sv(req.target()),
+                              .authorization = sv(req[http::field::authorization]),
+                              .content_type = sv(req[http::field::content_type]),
+                              .body = req.body(),
+                              .has_body = parser_->chunked() || (length && *length > 0)};
+    HttpOutcome outcome = impl_.handler->handle_or_defer(request);
     keep_alive_ = req.keep_alive() && !impl_.stopping();
     const unsigned version = req.version();
     const bool head = req.method() == http::verb::head;
@@ -628,6 +709,12 @@ class HttpConnection final : public Connection,
     answer.body += ",\"retryable\":false}";
     answer.headers.emplace_back("Cache-Control", "no-store");
     return answer;
+  }
+
+  // A request refused before the handler sees it; the connection closes.
+  void refuse(unsigned status, std::string_view word, std::string_view message) {
+    keep_alive_ = false;
+    respond(error_answer(status, word, message), 11, false);
   }
 
   void bad_request(std::string_view why) {
@@ -722,6 +809,7 @@ class HttpConnection final : public Connection,
   std::array<char, 4096> drop_{};
   State state_ = State::kBusy;
   bool keep_alive_ = true;
+  bool first_request_ = true;  // no complete request received yet
 };
 
 // Starts `c` on its executor: stop() may be posted there as soon as it is
@@ -757,14 +845,11 @@ struct Server::Impl : ServerCore {
   using ServerCore::ServerCore;
   ~Impl() { (void)drain(Duration::zero()); }
 
-  Status start();
+  Status bind();
+  void serve(IdService& ids, const HttpHandler& http, SequenceService* sequence_service);
   Status bind_unix();
   Status bind_tcp(const Address& address, std::string_view transport,
                   std::optional<tcp::acceptor>& acceptor, std::optional<Address>& bound);
-  // Logs that `acceptor` listens on `address`, then accepts on it until it
-  // is closed, handing each new socket to `serve`.
-  template <typename Acceptor, typename Serve>
-  void start_listener(Acceptor& acceptor, Transport t, const std::string& address, Serve serve);
   // One accept, then the next. A failure other than the acceptor's closing
   // is logged and the accept retried after kAcceptRetry.
   template <typename Acceptor, typename Serve>
@@ -788,6 +873,7 @@ struct Server::Impl : ServerCore {
   BoundAddresses bound;
   bool drained = false;
   bool drained_cleanly = true;
+  bool serving = false;
 
   // The socket file made at start, to be removed only if it is still ours.
   bool socket_made = false;
@@ -876,7 +962,17 @@ Status Server::Impl::bind_tcp(const Address& address, std::string_view transport
   if (acceptor->set_option(asio::socket_base::reuse_address(true), ec); ec) {
     return fail("set SO_REUSEADDR");
   }
-  if (acceptor->bind(endpoint, ec); ec) return fail("bind");
+  if (acceptor->bind(endpoint, ec); ec) {
+    // A port in use, an address this host does not have or a privileged
+    // port: the configuration must change, a restart alone cannot help.
+    if (ec == asio::error::address_in_use || ec == boost::system::errc::address_not_available ||
+        ec == asio::error::access_denied) {
+      return Status(Code::kFailedPrecondition, std::string(transport) + " listener " +
+                                                   address.to_string() +
+                                                   ": cannot bind: " + ec.message());
+    }
+    return fail("bind");
+  }
   if (acceptor->listen(asio::socket_base::max_listen_connections, ec); ec) return fail("listen");
   const tcp::endpoint local_end = acceptor->local_endpoint(ec);
   if (ec) return fail("read the bound address");
@@ -884,13 +980,6 @@ Status Server::Impl::bind_tcp(const Address& address, std::string_view transport
   b.port = local_end.port();
   out = b;
   return Status::ok();
-}
-
-template <typename Acceptor, typename Serve>
-void Server::Impl::start_listener(Acceptor& acceptor, Transport t, const std::string& address,
-                                  Serve serve) {
-  log.info("listening", {{"transport", transport_name(t)}, {"address", address}});
-  accept_next(acceptor, t, std::move(serve));
 }
 
 template <typename Acceptor, typename Serve>
@@ -944,16 +1033,12 @@ void Server::Impl::serve_resp(Socket s, Transport t) {
   if (t != Transport::kUnix) o.token = options.token;
   o.limits = options.resp_limits;
   o.client_id = g_next_client_id.fetch_add(1, std::memory_order_relaxed);
-  o.sequences = options.sequences;
+  o.sequences = sequences;
   o.defer = pool != nullptr;
   start_connection(std::make_shared<RespConnection<Socket>>(*this, std::move(s), t, std::move(o)));
 }
 
-Status Server::Impl::start() {
-  if (options.sequences != nullptr && options.sequences->enabled()) {
-    pool =
-        std::make_unique<asio::thread_pool>(std::max<std::uint32_t>(options.sequence_threads, 1));
-  }
+Status Server::Impl::bind() {
   Status s = Status::ok();
   if (!options.socket.empty()) s = bind_unix();
   if (s.is_ok() && options.tcp) s = bind_tcp(*options.tcp, "tcp", tcp_acceptor, bound.tcp);
@@ -962,20 +1047,38 @@ Status Server::Impl::start() {
     remove_socket_file();
     return s;
   }
+  const auto listening = [this](Transport t, const std::string& address) {
+    log.info("listening", {{"transport", transport_name(t)}, {"address", address}});
+  };
+  if (unix_acceptor) listening(Transport::kUnix, bound.socket);
+  if (tcp_acceptor) listening(Transport::kTcp, bound.tcp->to_string());
+  if (http_acceptor) listening(Transport::kHttp, bound.http->to_string());
+  return Status::ok();
+}
+
+void Server::Impl::serve(IdService& ids, const HttpHandler& http,
+                         SequenceService* sequence_service) {
+  if (serving || stopping()) return;
+  serving = true;
+  service = &ids;
+  handler = &http;
+  sequences = sequence_service;
+  if (sequences != nullptr && sequences->enabled()) {
+    pool =
+        std::make_unique<asio::thread_pool>(std::max<std::uint32_t>(options.sequence_threads, 1));
+  }
   if (unix_acceptor) {
-    start_listener(*unix_acceptor, Transport::kUnix, bound.socket, [this](local::socket socket) {
-      serve_resp(std::move(socket), Transport::kUnix);
-    });
+    accept_next(*unix_acceptor, Transport::kUnix,
+                [this](local::socket socket) { serve_resp(std::move(socket), Transport::kUnix); });
   }
   if (tcp_acceptor) {
-    start_listener(*tcp_acceptor, Transport::kTcp, bound.tcp->to_string(),
-                   [this](tcp::socket socket) { serve_resp(std::move(socket), Transport::kTcp); });
+    accept_next(*tcp_acceptor, Transport::kTcp,
+                [this](tcp::socket socket) { serve_resp(std::move(socket), Transport::kTcp); });
   }
   if (http_acceptor) {
-    start_listener(*http_acceptor, Transport::kHttp, bound.http->to_string(),
-                   [this](tcp::socket socket) {
-                     start_connection(std::make_shared<HttpConnection>(*this, std::move(socket)));
-                   });
+    accept_next(*http_acceptor, Transport::kHttp, [this](tcp::socket socket) {
+      start_connection(std::make_shared<HttpConnection>(*this, std::move(socket)));
+    });
   }
   for (const std::unique_ptr<asio::io_context>& io : ios) {
     work.emplace_back(io->get_executor());
@@ -991,7 +1094,6 @@ Status Server::Impl::start() {
       }
     });
   }
-  return Status::ok();
 }
 
 void Server::Impl::remove_socket_file() {
@@ -1071,12 +1173,23 @@ Server::Server(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
 Server::~Server() = default;
 
+Result<std::unique_ptr<Server>> Server::bind(ServerOptions options, ServerCounters& counters,
+                                             Logger& log) {
+  auto impl = std::make_unique<Impl>(std::move(options), counters, log);
+  if (Status s = impl->bind(); !s.is_ok()) return s;
+  return std::unique_ptr<Server>(new Server(std::move(impl)));
+}
+
+void Server::serve(IdService& service, const HttpHandler& handler, SequenceService* sequences) {
+  impl_->serve(service, handler, sequences);
+}
+
 Result<std::unique_ptr<Server>> Server::start(ServerOptions options, IdService& service,
                                               const HttpHandler& handler, ServerCounters& counters,
-                                              Logger& log) {
-  auto impl = std::make_unique<Impl>(std::move(options), service, handler, counters, log);
-  if (Status s = impl->start(); !s.is_ok()) return s;
-  return std::unique_ptr<Server>(new Server(std::move(impl)));
+                                              Logger& log, SequenceService* sequences) {
+  Result<std::unique_ptr<Server>> bound = bind(std::move(options), counters, log);
+  if (bound.is_ok()) bound.value()->serve(service, handler, sequences);
+  return bound;
 }
 
 const BoundAddresses& Server::addresses() const noexcept { return impl_->bound; }

@@ -62,9 +62,10 @@ struct ServerOptions {
   std::uint32_t threads = 2;
   std::string token;  // required on TCP RESP (AUTH) and HTTP (Bearer) when set
   RespLimits resp_limits;
-  // HTTP: largest request header block and body accepted.
+  // HTTP: largest request header block (431 beyond it) and body (413)
+  // accepted; either answer closes the connection.
   std::uint32_t http_header_limit = 16 * 1024;
-  std::uint32_t http_body_limit = 16 * 1024;
+  std::uint32_t http_body_limit = 64 * 1024;
   // Open connections, all transports together; one more is closed as soon
   // as it is accepted. 0: the process's open-file limit less 64, kept for
   // the registry, the fences and the log, so that a flood of idle clients
@@ -72,10 +73,12 @@ struct ServerOptions {
   std::uint32_t max_connections = 0;
   // Idle keep-alive connections are closed after this. Default 60 s.
   Duration http_idle_timeout = std::chrono::seconds(60);
-  // The named sequences, for the RESP sessions (the HTTP handler has its
-  // own); must outlive the server. The pool that waits on the ticket table
-  // is made when they are set and enabled. Null: off.
-  SequenceService* sequences = nullptr;
+  // A TCP RESP or HTTP connection whose first request is not complete this
+  // long after the accept is closed (and counted in first_request_timeouts).
+  // Not the Unix socket: local pooled clients open connections ahead of use.
+  Duration first_request_timeout = std::chrono::seconds(10);
+  // The pool that waits on the ticket table, made by serve() when the
+  // sequences are given and enabled.
   std::uint32_t sequence_threads = 4;
 };
 
@@ -88,13 +91,24 @@ struct BoundAddresses {
 
 class Server {
  public:
-  // Binds every listener (an error names the listener and the address) and
-  // starts the loop threads. Logs one "listening" event per listener, with
-  // "transport" (unix, tcp, http) and "address". `service`, `handler`,
-  // `counters` and `log` must outlive the server.
+  // Binds and listens on every listener, and logs one "listening" event per
+  // listener, with "transport" (unix, tcp, http) and "address". Nothing is
+  // accepted until serve(): clients that connect wait in the backlog. An
+  // error names the listener and the address; a port in use, an address this
+  // host does not have or a port it may not bind is kFailedPrecondition
+  // (configuration), other failures kUnavailable, a socket path too long
+  // kInvalidArgument. `counters` and `log` must outlive the server.
+  static Result<std::unique_ptr<Server>> bind(ServerOptions options, ServerCounters& counters,
+                                              Logger& log);
+  // Starts the loop threads and accepts on the listeners bound. `service`,
+  // `handler` and `sequences` (the named sequences for the RESP sessions, the
+  // HTTP handler has its own; null: off) must outlive the server. Once only;
+  // nothing after stop_accepting().
+  void serve(IdService& service, const HttpHandler& handler, SequenceService* sequences = nullptr);
+  // bind(), then serve().
   static Result<std::unique_ptr<Server>> start(ServerOptions options, IdService& service,
                                                const HttpHandler& handler, ServerCounters& counters,
-                                               Logger& log);
+                                               Logger& log, SequenceService* sequences = nullptr);
   Server(const Server&) = delete;
   Server& operator=(const Server&) = delete;
   // Stops everything (drain(0) if not done) and joins the threads.

@@ -60,10 +60,9 @@ struct Fixture {
     o.socket = dir.path() + "/snowidd.sock";
     o.http = Address{"127.0.0.1", 0, false};
     o.threads = 1;
-    o.sequences = seq.service.get();
     o.sequence_threads = sequence_threads;
     Result<std::unique_ptr<Server>> s =
-        Server::start(std::move(o), *svc.service, handler, counters, log);
+        Server::start(std::move(o), *svc.service, handler, counters, log, seq.service.get());
     EXPECT_TRUE(s.is_ok()) << s.status().to_string();
     if (s.is_ok()) server = std::move(s).value();
   }

@@ -249,6 +249,8 @@ TEST(Server, BindFailureNamesTheListener) {
   ASSERT_FALSE(second.is_ok());
   EXPECT_EQ(second.status().message().rfind("http listener " + clash.http->to_string(), 0), 0u)
       << second.status().message();
+  // A port in use is the configuration's fault (the daemon exits 2).
+  EXPECT_EQ(second.status().code(), Code::kFailedPrecondition);
 }
 
 TEST(Server, PipelinedCommandsAreAnsweredInOrderWithUniqueIds) {
@@ -360,20 +362,56 @@ TEST(Server, HttpKeepAliveHeadAndMalformedRequests) {
   EXPECT_EQ(f.counters.connections_total[2].load(), 2u);
 }
 
-TEST(Server, HttpHeaderLimitAndIdleTimeout) {
+TEST(Server, HttpHeaderLimitFirstRequestAndIdleTimeouts) {
   Fixture f;
   ServerOptions o = f.options();
   o.http_header_limit = 1024;
   o.http_idle_timeout = 200ms;
+  o.first_request_timeout = 300ms;
   ASSERT_TRUE(f.start(o).is_ok());
   const std::uint16_t port = f.server->addresses().http->port;
   Client big = Client::tcp(port);
   ASSERT_TRUE(big.send("GET /healthz HTTP/1.1\r\nX-Big: " + std::string(2000, 'a') + "\r\n\r\n"));
-  EXPECT_EQ(big.read_to_end().rfind("HTTP/1.1 400", 0), 0u);
+  const std::string refused = big.read_to_end();
+  EXPECT_EQ(refused.rfind("HTTP/1.1 431", 0), 0u) << refused;
+  EXPECT_NE(refused.find("HEADERS_TOO_LARGE"), std::string::npos) << refused;
 
+  // No first request: closed by the first-request timeout, and counted.
   Client idle = Client::tcp(port);
   ASSERT_TRUE(idle.connected());
   EXPECT_TRUE(idle.closed_by_peer());  // within the client's 10 s receive timeout
+  EXPECT_TRUE(eventually([&] { return f.counters.first_request_timeouts[2].load() == 1; }));
+
+  // After a first request: closed by the idle timeout, not counted.
+  Client served = Client::tcp(port);
+  ASSERT_TRUE(served.send("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n"));
+  EXPECT_NE(served.read_until([](const std::string& s) { return s.ends_with("}"); }).find("200"),
+            std::string::npos);
+  EXPECT_TRUE(served.closed_by_peer());
+  EXPECT_EQ(f.counters.first_request_timeouts[2].load(), 1u);
+}
+
+TEST(Server, TcpRespFirstRequestTimeoutSparesTheUnixSocket) {
+  Fixture f;
+  ServerOptions o = f.options();
+  o.tcp = Address{"127.0.0.1", 0, false};
+  o.first_request_timeout = 200ms;
+  ASSERT_TRUE(f.start(o).is_ok());
+  const BoundAddresses a = f.server->addresses();
+  Client idle_unix = Client::unix_socket(a.socket);
+  Client idle_tcp = Client::tcp(a.tcp->port);
+  Client busy_tcp = Client::tcp(a.tcp->port);
+  ASSERT_TRUE(busy_tcp.send("PING\r\n"));
+  EXPECT_EQ(busy_tcp.read_lines(1), "+PONG\r\n");
+  EXPECT_TRUE(idle_tcp.closed_by_peer());
+  EXPECT_TRUE(eventually([&] { return f.counters.first_request_timeouts[1].load() == 1; }));
+  // Both others are well past their timeout by now, and still served.
+  std::this_thread::sleep_for(400ms);
+  ASSERT_TRUE(busy_tcp.send("PING\r\n"));
+  EXPECT_EQ(busy_tcp.read_lines(1), "+PONG\r\n");
+  ASSERT_TRUE(idle_unix.send("PING\r\n"));
+  EXPECT_EQ(idle_unix.read_lines(1), "+PONG\r\n");
+  EXPECT_EQ(f.counters.first_request_timeouts[0].load(), 0u);
 }
 
 TEST(Server, StopClosesIdleConnectionsAndAnswersWhatWasReceived) {

@@ -87,6 +87,9 @@ struct Settings {
   LogLevel log_level = LogLevel::kInfo;  // runtime
   bool log_json = true;                  // false: logfmt
   std::string http_token;                // bearer token; empty: no authentication
+  // A TCP RESP or HTTP connection that sends no complete first request in
+  // this long is closed; the Unix socket is exempt.
+  Duration first_request_timeout = std::chrono::seconds(10);
   Duration lease_ttl = std::chrono::seconds(10);
   Duration lease_renew = std::chrono::seconds(3);
   Duration lease_stop = std::chrono::seconds(8);

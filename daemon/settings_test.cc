@@ -61,6 +61,7 @@ TEST(Settings, DefaultsRunWithNoConfiguration) {
   EXPECT_EQ(s.log_level, LogLevel::kInfo);
   EXPECT_TRUE(s.log_json);
   EXPECT_EQ(s.http_token, "");
+  EXPECT_EQ(s.first_request_timeout, 10s);
   EXPECT_EQ(s.lease_ttl, 10s);
   EXPECT_EQ(s.lease_renew, 3s);
   EXPECT_EQ(s.lease_stop, 8s);
@@ -143,6 +144,11 @@ TEST(Settings, SequenceBoundsAtAndPastTheEdges) {
   EXPECT_EQ(load({"--sequence-store-timeout", "100ms"})->sequence_store_timeout, 100ms);
   EXPECT_FALSE(load({"--sequence-store-timeout", "99ms"}).is_ok());
   EXPECT_FALSE(load({"--sequence-store-timeout", "301s"}).is_ok());
+  EXPECT_EQ(load({"--first-request-timeout", "100ms"})->first_request_timeout, 100ms);
+  EXPECT_EQ(load({"--first-request-timeout", "1h"})->first_request_timeout, 1h);
+  EXPECT_EQ(error_of(load({"--first-request-timeout", "99ms"})),
+            "--first-request-timeout: first_request_timeout must be 100ms..1h, not 99ms");
+  EXPECT_FALSE(load({"--first-request-timeout", "3600001"}).is_ok());
   EXPECT_EQ(load({"--max-range", "1"})->max_range, 1);
   EXPECT_EQ(load({"--max-range", "1000000000"})->max_range, 1000000000);
   EXPECT_EQ(error_of(load({"--max-range", "1000000001"})),
@@ -519,6 +525,7 @@ TEST(SettingsTable, NamesFlagsAndVariablesAreDerivedAndUnique) {
                              "threads",
                              "log_level",
                              "http_token",
+                             "first_request_timeout",
                              "lease_ttl",
                              "lease_renew",
                              "lease_stop",

@@ -195,6 +195,104 @@ TEST(Http, BadRequestsGetJsonErrorsWithTheirStatus) {
   EXPECT_EQ(ok->status, 200) << ok->body;
 }
 
+// A body is read, never ignored: a route that takes none refuses it, and
+// the connection goes on (the body was read whole).
+TEST(Http, BodiesOnRoutesThatTakeNoneAreRefused) {
+  DaemonDir dir;
+  auto d = dir.start_ready();
+  auto c = HttpConn::connect(d->http_port());
+  ASSERT_TRUE(c.has_value());
+  ASSERT_TRUE(
+      c->send_raw("GET /v1/ids HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                  "Content-Length: 11\r\n\r\n{\"count\":5}"));
+  EXPECT_TRUE(is_json_error(c->read_reply(), 400, "INVALID_ARGUMENT"));
+  ASSERT_TRUE(
+      c->send_raw("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n\r\n"
+                  "2\r\nhi\r\n0\r\n\r\n"));
+  EXPECT_TRUE(is_json_error(c->read_reply(), 400, "INVALID_ARGUMENT"));
+  // Chunked framing with no data is a body all the same.
+  ASSERT_TRUE(
+      c->send_raw("GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n\r\n"
+                  "0\r\n\r\n"));
+  EXPECT_TRUE(is_json_error(c->read_reply(), 400, "INVALID_ARGUMENT"));
+  // Content-Length: 0 is no body.
+  auto ok = c->request("GET", "/v1/ids?count=2", {{"Content-Length", "0"}});
+  ASSERT_TRUE(ok.has_value());
+  EXPECT_EQ(ok->status, 200) << ok->body;
+  const auto ids = ids_of_json(ok->body);
+  ASSERT_TRUE(ids.has_value()) << ok->body;
+  EXPECT_EQ(ids->size(), 2u);
+}
+
+TEST(Http, OversizedBodiesAndHeadersAndOtherVersionsAreRefusedAndTheConnectionClosed) {
+  DaemonDir dir;
+  auto d = dir.start_ready();
+  const int port = d->http_port();
+  {
+    // Announced beyond the 64 KiB limit: refused before the body is sent.
+    auto c = HttpConn::connect(port);
+    ASSERT_TRUE(c.has_value());
+    ASSERT_TRUE(
+        c->send_raw("PUT /v1/sequences/big HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: "
+                    "application/json\r\nContent-Length: 65537\r\n\r\n"));
+    const auto r = c->read_reply();
+    EXPECT_TRUE(is_json_error(r, 413, "CONTENT_TOO_LARGE"));
+    ASSERT_TRUE(r.has_value());
+    EXPECT_EQ(r->header("connection"), "close");
+    EXPECT_FALSE(c->read_reply(false, seconds(10)).has_value());
+    EXPECT_TRUE(c->closed());
+  }
+  {
+    // Chunks that add up to more than the limit.
+    auto c = HttpConn::connect(port);
+    ASSERT_TRUE(c.has_value());
+    std::string request =
+        "PUT /v1/sequences/big HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+        "Transfer-Encoding: chunked\r\n\r\n";
+    for (int i = 0; i < 5; ++i) request += "4000\r\n" + std::string(0x4000, ' ') + "\r\n";
+    request += "0\r\n\r\n";
+    ASSERT_TRUE(c->send_raw(request));
+    EXPECT_TRUE(is_json_error(c->read_reply(), 413, "CONTENT_TOO_LARGE"));
+  }
+  {
+    auto c = HttpConn::connect(port);
+    ASSERT_TRUE(c.has_value());
+    ASSERT_TRUE(c->send_raw("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Padding: " +
+                            std::string(20000, 'x') + "\r\n\r\n"));
+    const auto r = c->read_reply();
+    EXPECT_TRUE(is_json_error(r, 431, "HEADERS_TOO_LARGE"));
+    ASSERT_TRUE(r.has_value());
+    EXPECT_EQ(r->header("connection"), "close");
+  }
+  for (const char* version : {"HTTP/2.0", "HTTP/1.2", "HTTP/0.9", "HTTP/3.0"}) {
+    SCOPED_TRACE(version);
+    auto c = HttpConn::connect(port);
+    ASSERT_TRUE(c.has_value());
+    ASSERT_TRUE(
+        c->send_raw(std::string("GET /healthz ") + version + "\r\nHost: 127.0.0.1\r\n\r\n"));
+    const auto r = c->read_reply();
+    EXPECT_TRUE(is_json_error(r, 505, "HTTP_VERSION_NOT_SUPPORTED"));
+    ASSERT_TRUE(r.has_value());
+    EXPECT_EQ(r->header("connection"), "close");
+  }
+  // A version that is not one at all is malformed.
+  for (const char* version : {"HTTP/11", "HTTP/x.y", "HTTP/1.1x"}) {
+    SCOPED_TRACE(version);
+    auto c = HttpConn::connect(port);
+    ASSERT_TRUE(c.has_value());
+    ASSERT_TRUE(
+        c->send_raw(std::string("GET /healthz ") + version + "\r\nHost: 127.0.0.1\r\n\r\n"));
+    EXPECT_TRUE(is_json_error(c->read_reply(), 400, "BAD_REQUEST"));
+  }
+  // HTTP/1.0 is still spoken.
+  auto c = HttpConn::connect(port);
+  ASSERT_TRUE(c.has_value());
+  ASSERT_TRUE(c->send_raw("GET /healthz HTTP/1.0\r\n\r\n"));
+  const auto old = c->read_reply();
+  ASSERT_TRUE(old.has_value());
+  EXPECT_EQ(old->status, 200) << old->body;
+}
+
 TEST(Http, BearerTokenIsNeededForEverythingButTheProbes) {
   DaemonDir dir;
   auto d = dir.start_ready({"--http-token", "tok-123"});

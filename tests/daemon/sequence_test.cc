@@ -210,6 +210,67 @@ TEST(Sequences, HttpCreatesInspectsListsAndServesNumbersAsStrings) {
   EXPECT_EQ(d->wait_exit(seconds(30)), 0);
 }
 
+// The request that once created "orders" with start 1 and step 1000: the
+// body is what counts.
+TEST(Sequences, HttpPutTakesStartAndStepFromAJsonBody) {
+  DaemonDir dir;
+  auto d = dir.start_ready();
+  auto h = HttpConn::connect(d->http_port());
+  ASSERT_TRUE(h.has_value());
+  const auto put = [&](const std::string& target, const std::string& type,
+                       const std::string& body) {
+    EXPECT_TRUE(
+        h->send_raw("PUT " + target + " HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: " + type +
+                    "\r\nContent-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body));
+    return h->read_reply();
+  };
+  auto created = put("/v1/sequences/orders", "application/json", R"({"start":1000,"step":100})");
+  ASSERT_TRUE(created.has_value());
+  ASSERT_EQ(created->status, 201) << created->body;
+  json j = json::parse(created->body);
+  EXPECT_EQ(j["next_value"], "1000");
+  EXPECT_EQ(j["step"], 100);
+
+  auto c = RespConn::connect_unix(dir.socket());
+  ASSERT_TRUE(c.has_value());
+  const auto next = c->command({"NEXTSEQ", "orders"});
+  ASSERT_TRUE(next.has_value());
+  EXPECT_EQ(numbers_of(*next), (std::vector<std::int64_t>{1000})) << next->debug();
+  auto info = h->get("/v1/sequences/orders");
+  ASSERT_TRUE(info.has_value());
+  EXPECT_EQ(json::parse(info->body)["step"], 100) << info->body;
+
+  // Above 2^53 as a decimal string, with a charset.
+  auto big = put("/v1/sequences/big", "application/json; charset=utf-8",
+                 R"({"start":"9007199254740993"})");
+  ASSERT_TRUE(big.has_value());
+  EXPECT_EQ(big->status, 201) << big->body;
+  const auto first_big = c->command({"NEXTSEQ", "big"});
+  ASSERT_TRUE(first_big.has_value());
+  EXPECT_EQ(numbers_of(*first_big), (std::vector<std::int64_t>{9007199254740993}))
+      << first_big->debug();
+
+  // Refused, and nothing made.
+  auto form = put("/v1/sequences/nope", "application/x-www-form-urlencoded", "start=5");
+  ASSERT_TRUE(form.has_value());
+  EXPECT_EQ(form->status, 415) << form->body;
+  EXPECT_EQ(json::parse(form->body)["error"], "UNSUPPORTED_MEDIA_TYPE");
+  for (const std::string body : {R"({"start":5,"start":6})", R"({"start":5,"colour":1})",
+                                 R"({"start":5.5})", R"({"start":5)", R"([5])"}) {
+    SCOPED_TRACE(body);
+    auto bad = put("/v1/sequences/nope", "application/json", body);
+    ASSERT_TRUE(bad.has_value());
+    EXPECT_EQ(bad->status, 400) << bad->body;
+    EXPECT_EQ(json::parse(bad->body)["error"], "INVALID_ARGUMENT") << bad->body;
+  }
+  auto both = put("/v1/sequences/nope?start=5", "application/json", R"({"start":6})");
+  ASSERT_TRUE(both.has_value());
+  EXPECT_EQ(both->status, 400) << both->body;
+  auto missing = h->get("/v1/sequences/nope");
+  ASSERT_TRUE(missing.has_value());
+  EXPECT_EQ(missing->status, 404) << missing->body;
+}
+
 TEST(Sequences, ARestartContinuesAboveEveryNumberSeenLosingAtMostTheBufferedRanges) {
   DaemonDir dir;
   constexpr std::int64_t kStep = 100;

@@ -1,6 +1,7 @@
 // Starting snowidd: its defaults, its socket file (mode, stale files, a live
 // daemon on the path), and configuration errors.
 #include <gtest/gtest.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -40,6 +41,51 @@ int index_of(const std::vector<json>& lines, const std::string& msg,
   }
   return -1;
 }
+
+// Every file under `root` (recursively) with its contents and modification
+// time; empty if `root` does not exist.
+std::map<std::string, std::string> snapshot(const std::string& root) {
+  std::map<std::string, std::string> out;
+  std::error_code ec;
+  if (!std::filesystem::exists(root, ec)) return out;
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(root, ec)) {
+    struct stat st {};
+    if (::lstat(entry.path().c_str(), &st) != 0) continue;
+    std::string what = std::to_string(st.st_mode) + " " + std::to_string(st.st_mtim.tv_sec) + "." +
+                       std::to_string(st.st_mtim.tv_nsec);
+    if (S_ISREG(st.st_mode)) what += " " + read_file(entry.path());
+    out[entry.path().string()] = what;
+  }
+  return out;
+}
+
+// A TCP port on 127.0.0.1 held by a listening socket of this process.
+class HeldPort {
+ public:
+  HeldPort() {
+    fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    EXPECT_GE(fd_, 0) << std::strerror(errno);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    EXPECT_EQ(::bind(fd_, reinterpret_cast<const sockaddr*>(&addr), sizeof addr), 0)
+        << std::strerror(errno);
+    EXPECT_EQ(::listen(fd_, 4), 0) << std::strerror(errno);
+    socklen_t len = sizeof addr;
+    EXPECT_EQ(::getsockname(fd_, reinterpret_cast<sockaddr*>(&addr), &len), 0);
+    port_ = ntohs(addr.sin_port);
+  }
+  ~HeldPort() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  HeldPort(const HeldPort&) = delete;
+  HeldPort& operator=(const HeldPort&) = delete;
+  std::string address() const { return "127.0.0.1:" + std::to_string(port_); }
+
+ private:
+  int fd_ = -1;
+  int port_ = 0;
+};
 
 std::vector<std::string> split_lines(const std::string& text) {
   std::vector<std::string> out;
@@ -210,6 +256,39 @@ TEST(Startup, SecondDaemonOnALiveSocketFailsNamingThePath) {
   ASSERT_TRUE(id.has_value());
   EXPECT_TRUE(ids_of(*id).has_value()) << id->debug();
   EXPECT_TRUE(first->alive());
+}
+
+// A port in use is a configuration mistake (exit 2, so that systemd does
+// not restart into it), found before the registry is opened: no lease, no
+// lock, no mark, and no socket file left behind.
+TEST(Startup, PortInUseExitsTwoLeavingTheFileRegistryUntouched) {
+  const HeldPort held;
+  DaemonDir dir;
+  for (const char* listener : {"--http", "--tcp"}) {
+    SCOPED_TRACE(listener);
+    auto d = dir.start({listener, held.address()});
+    EXPECT_EQ(d->wait_exit(seconds(30)), 2);
+    auto failed = d->wait_for("start failed", seconds(1));
+    ASSERT_TRUE(failed.has_value()) << d->raw_text();
+    EXPECT_NE(failed->value("error", "").find(held.address()), std::string::npos) << failed->dump();
+    EXPECT_EQ(failed->value("code", ""), "FAILED_PRECONDITION") << failed->dump();
+    EXPECT_FALSE(d->wait_for("lease acquired", seconds(0)).has_value()) << d->raw_text();
+    EXPECT_FALSE(std::filesystem::exists(dir.state_dir())) << "the state directory was made";
+    EXPECT_FALSE(std::filesystem::exists(dir.socket())) << "the socket file was left";
+  }
+
+  // With a registry already there (a daemon ran and stopped): not a byte of
+  // it changes.
+  {
+    auto d = dir.start_ready();
+    d->signal(SIGTERM);
+    ASSERT_EQ(d->wait_exit(seconds(30)), 0);
+  }
+  const std::map<std::string, std::string> before = snapshot(dir.state_dir());
+  ASSERT_FALSE(before.empty());
+  auto d = dir.start({"--http", held.address()});
+  EXPECT_EQ(d->wait_exit(seconds(30)), 2);
+  EXPECT_EQ(snapshot(dir.state_dir()), before);
 }
 
 TEST(Startup, RegularFileAtTheSocketPathIsLeftUntouched) {
