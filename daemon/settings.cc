@@ -65,7 +65,7 @@ constexpr std::string_view kSequencesDefaultText = "sqlite:<state_dir>/sequences
 constexpr std::string_view kSequencesDefaultText = "off (built without the sequence stores)";
 #endif
 
-constexpr std::array<Entry, 40> kTable = {{
+constexpr std::array<Entry, 41> kTable = {{
     {{"socket",
       "--socket",
       "SNOWID_SOCKET",
