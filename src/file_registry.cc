@@ -204,7 +204,10 @@ class FileRegistry final : public WorkerRegistry {
   ~FileRegistry() override;
 
   Result<LeaseGrant> acquire(const LeaseRequest& request) override;
-  Status renew(const LeaseGrant& grant, WallTime high_water) override;
+  using WorkerRegistry::renew;
+  // `time_left` is not needed: every wait here is already brief (the
+  // mark-locks' at most 2 s).
+  Status renew(const LeaseGrant& grant, WallTime high_water, Duration time_left) override;
   Status release(const LeaseGrant& grant, WallTime high_water) override;
   void abandon(const LeaseGrant& grant) noexcept override;
   Result<bool> wait_lost(const LeaseGrant& grant, Duration timeout) override;
@@ -708,7 +711,7 @@ Result<FileRegistry::Owned> FileRegistry::lock_owned(const LeaseGrant& grant) {
   return o;
 }
 
-Status FileRegistry::renew(const LeaseGrant& grant, WallTime high_water) {
+Status FileRegistry::renew(const LeaseGrant& grant, WallTime high_water, Duration) {
   Result<Owned> owned = lock_owned(grant);
   if (!owned.is_ok()) return owned.status();
   const Held& held = *owned.value().held;
