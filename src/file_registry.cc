@@ -150,6 +150,18 @@ std::string make_token(WallTime now) {
          std::to_string(now.time_since_epoch().count());
 }
 
+// The host mark at `path`, read as host_files.h reads: nullopt if there is
+// none, kDataLoss if it is not a whole record, kUnavailable if it is not a
+// regular file or cannot be read.
+Result<std::optional<Mark>> read_host_mark(const std::string& path) {
+  Result<std::optional<std::string>> text = read_host_file(path);
+  if (!text.is_ok()) return text.status();
+  if (!text.value()) return std::optional<Mark>();
+  Result<Mark> mark = parse_mark(*text.value(), path);
+  if (!mark.is_ok()) return mark.status();
+  return std::optional<Mark>(mark.value());
+}
+
 // ---- Locks ----
 
 enum class Probe { kFree, kHeld, kNoFile };
@@ -343,8 +355,10 @@ Result<Fd> FileRegistry::lock_host_mark(const Paths& p) const {
 Status FileRegistry::update_host_mark(const Paths& p, const Mark& raise, bool exact) const {
   Result<Fd> host_mark_lock = lock_host_mark(p);
   if (!host_mark_lock.is_ok()) return host_mark_lock.status();
-  Result<std::optional<Mark>> mark = read_mark(p.host_mark);
-  if (!mark.is_ok()) return mark.status();
+  Result<std::optional<Mark>> mark = read_host_mark(p.host_mark);
+  if (!mark.is_ok()) {
+    return mark.status().code() == Code::kDataLoss ? mark.status() : host_unusable(mark.status());
+  }
   Mark next = mark.value().value_or(Mark{});
   next.high_water = exact ? raise.high_water : later(next.high_water, raise.high_water);
   next.released_at = later(next.released_at, raise.released_at);
@@ -509,10 +523,11 @@ FileRegistry::Attempt FileRegistry::try_take(WorkerId w, const LeaseRequest& req
       return a;
     }
     host_mark_lock = std::move(locked).value();
-    Result<std::optional<Mark>> read = read_mark(p.host_mark);
+    Result<std::optional<Mark>> read = read_host_mark(p.host_mark);
     if (!read.is_ok()) {
-      a.outcome = read.status().code() == Code::kDataLoss ? Outcome::kCorrupt : Outcome::kFailed;
-      a.status = read.status();
+      const bool lost = read.status().code() == Code::kDataLoss;
+      a.outcome = lost ? Outcome::kCorrupt : Outcome::kFailed;
+      a.status = lost ? read.status() : host_unusable(read.status());
       return a;
     }
     host_mark = read.value().value_or(Mark{});

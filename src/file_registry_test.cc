@@ -740,6 +740,24 @@ TEST_F(FileRegistryTest, RefusesAnUnsafeHostDirectoryAndTakesNoId) {
   refused("is not a directory");
 }
 
+TEST_F(FileRegistryTest, AHostMarkThatIsASymlinkOrAFifoIsRefusedNeverFollowed) {
+  auto reg = registry();
+  ASSERT_TRUE(reg->acquire(request(0, 0, kStart + seconds(8))).is_ok());  // makes the directory
+  // A mark elsewhere that would say the id was never used much.
+  write(dir_ + "/elsewhere.mark", "snowid-mark 1 high_water=1 released_at=-\n");
+  ASSERT_EQ(::symlink((dir_ + "/elsewhere.mark").c_str(), host_file("r0-h2.mark").c_str()), 0);
+  ASSERT_EQ(::mkfifo(host_file("r0-h3.mark").c_str(), 0666), 0);
+  for (std::uint32_t host : {2u, 3u}) {
+    Result<LeaseGrant> g = reg->acquire(request(0, host, kStart + seconds(8)));
+    ASSERT_FALSE(g.is_ok()) << host;
+    EXPECT_EQ(g.status().code(), Code::kUnavailable) << g.status().to_string();
+    EXPECT_NE(g.status().message().find(host_file("r0-h" + std::to_string(host) + ".mark")),
+              std::string::npos)
+        << g.status().message();
+    EXPECT_FALSE(lock_file_taken(host_file("r0-h" + std::to_string(host) + ".lock")));
+  }
+}
+
 TEST_F(FileRegistryTest, AHostLockFileRemovedUnderTheHolderVoidsItsLease) {
   auto reg = registry();
   Result<LeaseGrant> g = reg->acquire(request(0, 1, kStart + seconds(8)));

@@ -6,6 +6,9 @@
 
 #include <cerrno>
 #include <string>
+#include <utility>
+
+#include "durable_file.h"
 
 namespace snowid::internal {
 namespace {
@@ -95,6 +98,28 @@ Result<Fd> open_host_lock_file(const std::string& path) {
     if (errno != EEXIST) return io_error(Code::kUnavailable, "cannot create", path, errno);
     // Created by someone else meanwhile: open theirs.
   }
+}
+
+Result<std::optional<std::string>> read_host_file(const std::string& path) {
+  Fd fd(::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
+  if (fd.get() < 0) {
+    if (errno == ENOENT) return std::optional<std::string>();
+    return io_error(Code::kUnavailable, "cannot open", path, errno);
+  }
+  struct stat st {};
+  if (::fstat(fd.get(), &st) != 0) return io_error(Code::kUnavailable, "cannot stat", path, errno);
+  if (!S_ISREG(st.st_mode)) return Status(Code::kUnavailable, path + " is not a regular file");
+  std::string text;
+  char buf[1024];
+  for (;;) {
+    const ssize_t n = ::read(fd.get(), buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return io_error(Code::kUnavailable, "cannot read", path, errno);
+    if (n == 0) break;
+    text.append(buf, static_cast<std::size_t>(n));
+    if (text.size() > kMaxSmallFileBytes) break;  // never a valid record; parsing refuses it
+  }
+  return std::optional<std::string>(std::move(text));
 }
 
 Status write_host_mark(const std::string& path, std::string_view text) {

@@ -33,6 +33,12 @@ Status prepare_host_dir(const std::string& dir);
 // kUnavailable on failure.
 Result<Fd> open_host_lock_file(const std::string& path);
 
+// The content of the file `path` of the host directory (at most a little
+// over kMaxSmallFileBytes); nullopt if it does not exist. Never through a
+// symlink, and never blocking on a FIFO someone put there: kUnavailable for
+// anything but a regular file, or if it cannot be read.
+Result<std::optional<std::string>> read_host_file(const std::string& path);
+
 // Durably records `text` in the mark `path` of the host directory. A new
 // mark is written to a temporary file of this process (kHostFileMode),
 // fsynced and renamed into place. An existing one is rewritten in place, as
