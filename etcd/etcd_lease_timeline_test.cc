@@ -149,5 +149,40 @@ TEST(EtcdLeaseTimeline, StoppedClusterLeaseIsLostWithinTtlPlusOneRequestTimeoutO
   EXPECT_EQ(keeper.value()->state(), LeaseState::kLost);
 }
 
+// One member, stopped: without a bound of the caller's, a renewal waits out
+// the whole request timeout; with one, only the time left.
+TEST(EtcdLeaseTimeline, ARenewalIsBoundedByTheTimeLeftWhenThatIsShorterThanTheRequestTimeout) {
+  Result<std::unique_ptr<EtcdCluster>> cluster = EtcdCluster::start();
+  ASSERT_TRUE(cluster.is_ok()) << cluster.status().to_string();
+  EtcdCluster& etcd = *cluster.value();
+  EtcdOptions eo;
+  eo.endpoints = etcd.endpoints();
+  eo.cluster = "bounded";
+  eo.request_timeout = 5s;
+  Result<std::unique_ptr<WorkerRegistry>> reg = make_etcd_registry(system_clock(), eo);
+  ASSERT_TRUE(reg.is_ok()) << reg.status().to_string();
+  LeaseRequest r;
+  r.holder = HolderInfo{"bounded-test", ::getpid(), system_clock().wall_now(), ""};
+  r.high_water = system_clock().wall_now() + r.timing.stop_after;
+  Result<LeaseGrant> g = reg.value()->acquire(r);
+  ASSERT_TRUE(g.is_ok()) << g.status().to_string();
+
+  ASSERT_TRUE(etcd.signal(0, SIGSTOP).is_ok());
+  const Steady::time_point sent = Steady::now();
+  const Status s = reg.value()->renew(g.value(), system_clock().wall_now() + 8s, 300ms);
+  const Steady::duration took = Steady::now() - sent;
+  ASSERT_TRUE(etcd.signal(0, SIGCONT).is_ok());
+  std::printf(
+      "[ measured ] renew with 300 ms left, request timeout 5000 ms, member stopped: "
+      "%s after %.0f ms\n",
+      std::string(code_name(s.code())).c_str(),
+      std::chrono::duration<double, std::milli>(took).count());
+  std::fflush(stdout);
+  EXPECT_EQ(s.code(), Code::kUnavailable) << s.to_string();
+  // Far below the request timeout; the slack is for a loaded machine.
+  EXPECT_LT(took, 2500ms);
+  EXPECT_GE(took, 300ms);
+}
+
 }  // namespace
 }  // namespace snowid
