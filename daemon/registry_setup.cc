@@ -80,6 +80,7 @@ common::RegistryConfig registry_config(const Settings& s, const Environment& env
   common::copy_etcd_access(s, c);
   c.quarantine = s.quarantine;
   c.host_lock = env.get("SNOWID_HOST_LOCK").value_or("");
+  c.host_dir = env.get("SNOWID_HOST_DIR").value_or("");
   return c;
 }
 

@@ -47,7 +47,8 @@ Result<DaemonLayout> resolve_layout(const std::string& name_or_path, WallTime no
 std::string_view registry_kind(const Settings& settings) noexcept;
 
 // The registry settings: those of `settings`, and the host-wide lock prefix
-// from SNOWID_HOST_LOCK in `env` (as the tool reads it).
+// and host directory from SNOWID_HOST_LOCK and SNOWID_HOST_DIR in `env` (as
+// the tool reads them).
 common::RegistryConfig registry_config(const Settings& settings, const Environment& env);
 
 // ttl, renew_every, stop_after and max_clock_skew from the settings.

@@ -30,10 +30,12 @@ Settings settings_in(const std::string& dir) {
   return s.is_ok() ? s.value() : Settings{};
 }
 
-// Host-wide lock names of their own, so parallel tests do not meet.
-MapEnvironment test_env() {
+// Host-wide lock names of their own, so parallel tests do not meet, and the
+// host directory in the test's directory `dir`, so that it goes with it.
+MapEnvironment test_env(const TempDir& dir) {
   MapEnvironment env;
   env.variables["SNOWID_HOST_LOCK"] = "snowidd-registry-test-" + std::to_string(::getpid());
+  env.variables["SNOWID_HOST_DIR"] = dir.path() + "/host";
   return env;
 }
 
@@ -81,12 +83,12 @@ TEST(RegistrySetup, LayoutFiles) {
   Settings s = settings_in(dir.path());
   s.layout = path;
   s.region = 2;
-  Result<RegistrySetup> setup = setup_registry(s, test_env(), system_clock());
+  Result<RegistrySetup> setup = setup_registry(s, test_env(dir), system_clock());
   ASSERT_FALSE(setup.is_ok());
   EXPECT_EQ(setup.status().message(), "region must be 0..1 (layout narrow), not 2");
   s.region = 1;
   s.host = 16;
-  setup = setup_registry(s, test_env(), system_clock());
+  setup = setup_registry(s, test_env(dir), system_clock());
   ASSERT_FALSE(setup.is_ok());
   EXPECT_EQ(setup.status().message(), "host must be 0..15 (layout narrow), not 16");
 #else
@@ -117,16 +119,19 @@ TEST(RegistrySetup, RegistryConfigFollowsSettingsAndHostLock) {
   s.quarantine = 3s;
   MapEnvironment env;
   env.variables["SNOWID_HOST_LOCK"] = "off";
+  env.variables["SNOWID_HOST_DIR"] = "/srv/snowid-host";
   const common::RegistryConfig c = registry_config(s, env);
   EXPECT_EQ(c.state_dir, "/srv/snowid");
   EXPECT_EQ(c.etcd_endpoints, s.etcd);
   EXPECT_EQ(c.etcd_prefix, "/p");
   EXPECT_EQ(c.quarantine, std::optional<Duration>(3s));
   EXPECT_EQ(c.host_lock, "off");
+  EXPECT_EQ(c.host_dir, "/srv/snowid-host");
   EXPECT_EQ(registry_kind(s), "etcd");
   s.etcd.clear();
   EXPECT_EQ(registry_kind(s), "file");
   EXPECT_EQ(registry_config(s, MapEnvironment()).host_lock, "");
+  EXPECT_EQ(registry_config(s, MapEnvironment()).host_dir, "");
 }
 
 // The daemon and `snowid next` share the fence file of a worker: a daemon
@@ -136,7 +141,7 @@ TEST(RegistrySetup, FileRegistryLeasesAndFencesUnderTheToolsNames) {
   Settings s = settings_in(dir.path() + "/state");
   s.region = 2;
   s.host = 7;
-  Result<RegistrySetup> setup = setup_registry(s, test_env(), system_clock());
+  Result<RegistrySetup> setup = setup_registry(s, test_env(dir), system_clock());
   ASSERT_TRUE(setup.is_ok()) << setup.status().message();
   EXPECT_EQ(setup->kind, "file");
   EXPECT_EQ(setup->options.lease.region, 2u);
@@ -182,7 +187,7 @@ TEST(RegistrySetup, UnusableStateDirIsAnError) {
   const std::string file = dir.path() + "/plain";
   std::ofstream(file) << "x";
   Settings s = settings_in(file);
-  const Result<RegistrySetup> setup = setup_registry(s, test_env(), system_clock());
+  const Result<RegistrySetup> setup = setup_registry(s, test_env(dir), system_clock());
   ASSERT_FALSE(setup.is_ok());
   EXPECT_NE(setup.status().message().find(file), std::string::npos) << setup.status().message();
 }

@@ -41,8 +41,9 @@ namespace {
 constexpr int kAcquireRounds = 64;
 // Rounds of compare-and-set on a mark before renew, release or fence give up.
 constexpr int kMarkRounds = 16;
-// abandon() waits at most this long (or request_timeout, if shorter) for
-// each member: it runs on a holder's way out and must not hold it up.
+// abandon() waits at most this long (or request_timeout, if shorter) in all,
+// over every member it tries: it runs on a holder's way out (and before a
+// keeper reports the lease lost) and must not hold it up.
 constexpr auto kAbandonTimeout = std::chrono::milliseconds(500);
 // wait_lost() pauses this long after a whole round of members failed to keep
 // a watch, so that a cluster that is down is not hammered.
@@ -113,22 +114,28 @@ class EtcdRegistry final : public WorkerRegistry {
   Result<LeaseGrant> acquire(const LeaseRequest& request) override {
     return guarded<Result<LeaseGrant>>([&] { return acquire_impl(request); });
   }
-  Status renew(const LeaseGrant& grant, WallTime high_water) override {
-    return guarded<Status>([&] { return renew_impl(grant, high_water); });
+  using WorkerRegistry::renew;
+  // Each request of the renewal is bounded by min(request_timeout, what is
+  // left of `time_left`).
+  Status renew(const LeaseGrant& grant, WallTime high_water, Duration time_left) override {
+    return guarded<Status>([&] { return renew_impl(grant, high_water, time_left); });
   }
   Status release(const LeaseGrant& grant, WallTime high_water) override {
     return guarded<Status>([&] { return release_impl(grant, high_water); });
   }
   // Revokes the lease and nothing else: etcd deletes the holder key with
-  // it, and the mark stays as last written. One pass over the members with
-  // a short timeout; every failure is swallowed (the lease then expires
-  // after its TTL, as it would have anyway).
+  // it, and the mark stays as last written. At most one pass over the
+  // members, within a short time in all; every failure is swallowed (the
+  // lease then expires after its TTL, as it would have anyway).
   void abandon(const LeaseGrant& grant) noexcept override {
     try {
       const Result<GrantToken> token = decode_token(grant.token);
       if (!token.is_ok()) return;
       GatewayClient::CallOptions brief;
-      brief.timeout = std::min<Duration>(options_.request_timeout, kAbandonTimeout);
+      const Duration limit = std::min<Duration>(options_.request_timeout, kAbandonTimeout);
+      brief.timeout = limit;
+      brief.deadline = std::chrono::steady_clock::now() +
+                       std::chrono::duration_cast<std::chrono::steady_clock::duration>(limit);
       (void)client_.call("/v3/lease/revoke", lease_id_body(token->lease), brief);
     } catch (...) {
       // Best effort: nothing to report and nowhere to report it.
@@ -164,7 +171,7 @@ class EtcdRegistry final : public WorkerRegistry {
   }
 
   Result<LeaseGrant> acquire_impl(const LeaseRequest& request);
-  Status renew_impl(const LeaseGrant& grant, WallTime high_water);
+  Status renew_impl(const LeaseGrant& grant, WallTime high_water, Duration time_left);
   Status release_impl(const LeaseGrant& grant, WallTime high_water);
   Result<bool> wait_lost_impl(const LeaseGrant& grant, Duration timeout);
   Result<std::vector<WorkerRecord>> list_impl(std::optional<std::uint32_t> region);
@@ -175,22 +182,26 @@ class EtcdRegistry final : public WorkerRegistry {
     Slot slot;
   };
 
-  Result<RangeReply> range(const std::string& key, const std::string& end = {}) {
-    Result<std::string> body = client_.call("/v3/kv/range", range_body(key, end));
+  Result<RangeReply> range(const std::string& key, const std::string& end = {},
+                           const GatewayClient::CallOptions& call = {}) {
+    Result<std::string> body = client_.call("/v3/kv/range", range_body(key, end), call);
     if (!body.is_ok()) return body.status();
     return parse_range(body.value());
   }
 
-  Result<std::optional<KeyValue>> get(const std::string& key) {
-    Result<RangeReply> r = range(key);
+  Result<std::optional<KeyValue>> get(const std::string& key,
+                                      const GatewayClient::CallOptions& call = {}) {
+    Result<RangeReply> r = range(key, {}, call);
     if (!r.is_ok()) return r.status();
     if (r->kvs.empty()) return std::optional<KeyValue>();
     return std::optional<KeyValue>(r->kvs.front());
   }
 
   Result<TxnReply> txn(const std::vector<Compare>& compares, const std::vector<Op>& success,
-                       const std::vector<Op>& failure) {
-    Result<std::string> body = client_.call("/v3/kv/txn", txn_body(compares, success, failure));
+                       const std::vector<Op>& failure,
+                       const GatewayClient::CallOptions& call = {}) {
+    Result<std::string> body =
+        client_.call("/v3/kv/txn", txn_body(compares, success, failure), call);
     if (!body.is_ok()) return body.status();
     return parse_txn(body.value());
   }
@@ -458,10 +469,21 @@ Result<LeaseGrant> EtcdRegistry::try_acquire(const LeaseRequest& request, std::i
                      std::to_string(kAcquireRounds) + " rounds: too many concurrent acquirers");
 }
 
-Status EtcdRegistry::renew_impl(const LeaseGrant& grant, WallTime high_water) {
+Status EtcdRegistry::renew_impl(const LeaseGrant& grant, WallTime high_water, Duration time_left) {
   Result<GrantToken> token = decode_token(grant.token);
   if (!token.is_ok()) return token.status();
-  Result<std::string> body = client_.call("/v3/lease/keepalive", lease_id_body(token->lease));
+  GatewayClient::CallOptions bounded;
+  // Real elapsed time, as every network deadline here. A bound beyond a day
+  // is none (and would overflow the steady clock's time point).
+  if (time_left <= Duration::zero()) {
+    return unavailable("no time left to renew the lease of worker " + worker_text(token->worker));
+  }
+  if (time_left < std::chrono::hours(24)) {
+    bounded.deadline = std::chrono::steady_clock::now() +
+                       std::chrono::duration_cast<std::chrono::steady_clock::duration>(time_left);
+  }
+  Result<std::string> body =
+      client_.call("/v3/lease/keepalive", lease_id_body(token->lease), bounded);
   if (!body.is_ok()) {
     if (body.status().code() == Code::kNotFound) {
       return Status(Code::kLeaseLost, "lease of worker " + worker_text(token->worker) +
@@ -478,7 +500,7 @@ Status EtcdRegistry::renew_impl(const LeaseGrant& grant, WallTime high_water) {
 
   const std::string holder_key = keys_.holder(token->worker);
   const std::string mark_key = keys_.mark(token->worker);
-  Result<std::optional<KeyValue>> mark = get(mark_key);
+  Result<std::optional<KeyValue>> mark = get(mark_key, bounded);
   if (!mark.is_ok()) return mark.status();
   for (int round = 0; round < kMarkRounds; ++round) {
     Result<MarkValue> old_mark = mark_of(mark.value());
@@ -489,7 +511,7 @@ Status EtcdRegistry::renew_impl(const LeaseGrant& grant, WallTime high_water) {
     Result<TxnReply> reply = txn({{Compare::Target::kCreate, holder_key, token->create_revision},
                                   {Compare::Target::kMod, mark_key, seen}},
                                  {Op::put(mark_key, encode_mark(new_mark))},
-                                 {Op::range(holder_key), Op::range(mark_key)});
+                                 {Op::range(holder_key), Op::range(mark_key)}, bounded);
     if (!reply.is_ok()) return reply.status();
     if (reply->succeeded) return Status::ok();
     Result<std::optional<KeyValue>> holder = kv_of(reply.value(), 0);

@@ -250,8 +250,13 @@ GatewayClient::Attempt GatewayClient::post(std::size_t endpoint, std::string_vie
   char errbuf[CURL_ERROR_SIZE] = {};
   Sink sink;
   const std::string url = options_.endpoints[endpoint] + std::string(path);
-  const Duration timeout =
-      call.timeout > Duration::zero() ? call.timeout : options_.request_timeout;
+  Duration timeout = call.timeout > Duration::zero() ? call.timeout : options_.request_timeout;
+  if (call.deadline != std::chrono::steady_clock::time_point::max()) {
+    // At least a millisecond: libcurl takes 0 as "no timeout".
+    timeout = std::max<Duration>(
+        std::min<Duration>(timeout, call.deadline - std::chrono::steady_clock::now()),
+        std::chrono::milliseconds(1));
+  }
   set_common(curl, options_, url, body, headers, errbuf, timeout);
   curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, to_ms(timeout));
   curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, write_to_sink);
@@ -306,6 +311,11 @@ Result<std::string> GatewayClient::call(std::string_view path, const std::string
   for (std::size_t i = 0; i < n; ++i) {
     if (canceled()) {
       return Status(Code::kUnavailable, std::string(path) + " canceled");
+    }
+    if (std::chrono::steady_clock::now() >= options.deadline) {
+      return Status(Code::kUnavailable,
+                    "no etcd member answered " + std::string(path) + " in the time left" +
+                        (failures.empty() ? std::string() : " (" + failures + ")"));
     }
     const std::size_t idx = (start + i) % n;
     std::string tok = token();

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <functional>
 #include <memory>
@@ -57,6 +58,11 @@ class GatewayClient {
   struct CallOptions {
     // The deadline of each attempt on one member; zero: request_timeout.
     Duration timeout = Duration::zero();
+    // When the whole call must be over (steady clock): each attempt is
+    // bounded by the earlier of its timeout and what is left until then,
+    // and no attempt starts once it has passed (kUnavailable: the outcome
+    // of a write is then unknown). max(): none.
+    std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
     // May be null. Once it is true the call gives up within about 20 ms
     // with kUnavailable; the outcome of a write is then unknown.
     const std::atomic<bool>* cancel = nullptr;

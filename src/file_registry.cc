@@ -17,21 +17,45 @@
 //                    no read-modify-write of the mark is lost and fence()
 //                    never finds the lock taken by a holder that has not yet
 //                    written its holder text (it would fence the previous one).
-// And outside the directory, unless options.host_lock_prefix is empty:
+// And outside the directory, unless options.host_lock_prefix is empty, so
+// that registries on different directories of one host, in any network
+// namespace, never hand out the same id at once nor forget its mark (issues:
+// two state directories both gave out worker 0/0 and issued the same ids,
+// also from two network namespaces; a pinned id released through one
+// directory was taken through another while the clock was behind, and ids
+// were issued again):
 //   @PREFIX/rR-hH    an abstract Unix socket (host_lock.h) bound by the holder
-//                    for the lease's life, so that registries on different
-//                    directories of one host never hand out the same id
-//                    (issue: two users' default state directories both gave
-//                    out worker 0/0 and issued the same ids). An acquirer
-//                    that finds the name taken passes the id by as held.
-// Lock order: an acquirer takes the .mark-lock, then tries the .lock and
-// then the host lock without waiting; a holder, which has the .lock, waits
-// for the .mark-lock. Since no one waits for a .lock or a host lock, there is
-// no cycle. Within a process, Held::mu comes before the registry's map mutex.
+//                    for the lease's life. Per network namespace.
+// and in the host directory HOST (options.host_dir, default
+// /var/tmp/PREFIX), mode 01777, shared by every user (files mode 0666,
+// whatever the umask; host_files.h):
+//   rR-hH.lock       flock(LOCK_EX) held by the holder for the lease's life,
+//                    never removed, and checked to still be the file at its
+//                    path, as the directory's .lock. Empty.
+//   rR-hH.mark       the mark, in the same record format as the directory's,
+//                    max-merged: a holder of any directory raises it as it
+//                    raises its own. Written durably (host_files.h).
+//   rR-hH.mark-lock  flock(LOCK_EX) held for a moment by whoever reads or
+//                    changes the host mark.
+// An acquirer that finds the host lock file or the name taken passes the id
+// by as held. It takes the later of the directory's and the host's high
+// water and release time, for the quarantine and as the grant's previous
+// high water, so a successor through another directory whose clock is
+// behind waits or refuses. Renewals raise both marks; a release records its
+// exact last instant in both (never below an earlier holder's mark: the
+// host mark then holds nothing but this holder's own renewal caps above
+// it), and a fence its release time.
 //
-// Letting go closes the host lock, then the .lock: an acquirer on the same
-// directory then never finds the .lock free and the name still taken, which
-// it would report as a holder on another directory.
+// Lock order, strict: Held::mu, the .mark-lock, the .lock, the host .lock,
+// the host name, the host .mark-lock; within a process, Held::mu before the
+// registry's map mutex. The .lock, the host .lock and the host name are
+// only ever tried, never waited for; the .mark-lock and the host .mark-lock
+// are waited for (briefly), and no one holding the host .mark-lock waits for
+// anything. So there is no cycle.
+//
+// Letting go closes the host name, then the host .lock, then the .lock: an
+// acquirer on the same directory then never finds the .lock free and a host
+// claim still taken, which it would report as a holder on another directory.
 //
 // Marks are stored in whole milliseconds rounded up: a mark may only be later
 // than the instant it records, never earlier.
@@ -62,6 +86,7 @@
 
 #include "durable_file.h"
 #include "file_registry_records.h"
+#include "host_files.h"
 #include "host_lock.h"
 #include "posix_file.h"
 
@@ -125,6 +150,18 @@ std::string make_token(WallTime now) {
          std::to_string(now.time_since_epoch().count());
 }
 
+// The host mark at `path`, read as host_files.h reads: nullopt if there is
+// none, kDataLoss if it is not a whole record, kUnavailable if it is not a
+// regular file or cannot be read.
+Result<std::optional<Mark>> read_host_mark(const std::string& path) {
+  Result<std::optional<std::string>> text = read_host_file(path);
+  if (!text.is_ok()) return text.status();
+  if (!text.value()) return std::optional<Mark>();
+  Result<Mark> mark = parse_mark(*text.value(), path);
+  if (!mark.is_ok()) return mark.status();
+  return std::optional<Mark>(mark.value());
+}
+
 // ---- Locks ----
 
 enum class Probe { kFree, kHeld, kNoFile };
@@ -146,9 +183,28 @@ Result<Probe> probe_lock(const std::string& path) {
   }
 }
 
+// The host files are empty when the host-wide guard is off.
 struct Paths {
   std::string lock, mark, fence, mark_lock;
+  std::string host_lock, host_mark, host_mark_lock;
 };
+
+// Takes the flock on `fd` (the file `path`), waiting a little for whoever
+// has it.
+Status wait_flock(const Clock& clock, int fd, const std::string& path) {
+  const MonoTime deadline = clock.mono_now() + kMarkLockWait;
+  for (;;) {
+    if (::flock(fd, LOCK_EX | LOCK_NB) == 0) return Status::ok();
+    if (errno != EWOULDBLOCK && errno != EINTR) {
+      return io_error(Code::kUnavailable, "cannot lock", path, errno);
+    }
+    if (clock.mono_now() >= deadline) {
+      return Status(Code::kUnavailable,
+                    path + " stays locked by another process (stopped or stuck?); try again later");
+    }
+    clock.pause(kMarkLockRetry);
+  }
+}
 
 }  // namespace
 
@@ -160,7 +216,10 @@ class FileRegistry final : public WorkerRegistry {
   ~FileRegistry() override;
 
   Result<LeaseGrant> acquire(const LeaseRequest& request) override;
-  Status renew(const LeaseGrant& grant, WallTime high_water) override;
+  using WorkerRegistry::renew;
+  // `time_left` is not needed: every wait here is already brief (the
+  // mark-locks' at most 2 s).
+  Status renew(const LeaseGrant& grant, WallTime high_water, Duration time_left) override;
   Status release(const LeaseGrant& grant, WallTime high_water) override;
   void abandon(const LeaseGrant& grant) noexcept override;
   Result<bool> wait_lost(const LeaseGrant& grant, Duration timeout) override;
@@ -176,11 +235,12 @@ class FileRegistry final : public WorkerRegistry {
     std::optional<WallTime> previous_high_water;
     std::mutex mu;
     Fd lock;       // guarded by mu: the flocked lock file; closed once let go
+    Fd host_file;  // guarded by mu: the flocked host lock file, if any
     Fd host_lock;  // guarded by mu: the socket bound to the host lock name
   };
 
-  // kBusyElsewhere: the .lock was free but the host lock was taken, by a
-  // holder through another directory.
+  // kBusyElsewhere: the .lock was free but the host lock file or name was
+  // taken, by a holder through another directory (status says which).
   enum class Outcome { kTaken, kBusy, kBusyElsewhere, kResting, kCorrupt, kFailed };
   struct Attempt {
     Outcome outcome = Outcome::kFailed;
@@ -191,8 +251,25 @@ class FileRegistry final : public WorkerRegistry {
 
   Paths paths(WorkerId w) const {
     const std::string base = workers_dir_ + "/" + id_name(w);
-    return {base + ".lock", base + ".mark", base + ".fence", base + ".mark-lock"};
+    Paths p{base + ".lock", base + ".mark", base + ".fence", base + ".mark-lock", {}, {}, {}};
+    if (host_files_on()) {
+      const std::string host = options_.host_dir + "/" + id_name(w);
+      p.host_lock = host + ".lock";
+      p.host_mark = host + ".mark";
+      p.host_mark_lock = host + ".mark-lock";
+    }
+    return p;
   }
+  bool host_files_on() const { return !options_.host_lock_prefix.empty(); }
+  // `why` the host files cannot be used, with what to do about it.
+  Status host_unusable(const Status& why) const;
+  // Takes the id's host mark-lock, waiting a little for whoever has it.
+  Result<Fd> lock_host_mark(const Paths& p) const;
+  // Raises the host mark to at least `raise` (under the host mark-lock),
+  // unless `exact` is set: then its high water becomes exactly
+  // `raise.high_water` (a release), its release time still only grows.
+  // Requires the id's .mark-lock. kDataLoss if the host mark is unreadable.
+  Status update_host_mark(const Paths& p, const Mark& raise, bool exact) const;
 
   Status check_worker(WorkerId w) const;
   // Takes the id's mark-lock, waiting a little for whoever has it.
@@ -255,19 +332,41 @@ Status FileRegistry::check_worker(WorkerId w) const {
 Result<Fd> FileRegistry::lock_mark(const Paths& p) const {
   Fd fd(::open(p.mark_lock.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600));
   if (fd.get() < 0) return io_error(Code::kUnavailable, "cannot open", p.mark_lock, errno);
-  const MonoTime deadline = clock_.mono_now() + kMarkLockWait;
-  for (;;) {
-    if (::flock(fd.get(), LOCK_EX | LOCK_NB) == 0) return fd;
-    if (errno != EWOULDBLOCK && errno != EINTR) {
-      return io_error(Code::kUnavailable, "cannot lock", p.mark_lock, errno);
-    }
-    if (clock_.mono_now() >= deadline) {
-      return Status(Code::kUnavailable, p.mark_lock +
-                                            " stays locked by another process (stopped or "
-                                            "stuck?); try again later");
-    }
-    clock_.pause(kMarkLockRetry);
+  if (Status s = wait_flock(clock_, fd.get(), p.mark_lock); !s.is_ok()) return s;
+  return fd;
+}
+
+Status FileRegistry::host_unusable(const Status& why) const {
+  return Status(Code::kUnavailable,
+                why.message() + "; the host directory " + options_.host_dir +
+                    " keeps worker ids apart across state directories and network namespaces, "
+                    "so no id is taken without it: fix it, choose another "
+                    "(FileRegistryOptions::host_dir), or turn the host-wide guard off with an "
+                    "empty host_lock_prefix (SNOWID_HOST_LOCK=off)");
+}
+
+Result<Fd> FileRegistry::lock_host_mark(const Paths& p) const {
+  Result<Fd> fd = open_host_lock_file(p.host_mark_lock);
+  if (!fd.is_ok()) return host_unusable(fd.status());
+  if (Status s = wait_flock(clock_, fd.value().get(), p.host_mark_lock); !s.is_ok()) return s;
+  return fd;
+}
+
+Status FileRegistry::update_host_mark(const Paths& p, const Mark& raise, bool exact) const {
+  Result<Fd> host_mark_lock = lock_host_mark(p);
+  if (!host_mark_lock.is_ok()) return host_mark_lock.status();
+  Result<std::optional<Mark>> mark = read_host_mark(p.host_mark);
+  if (!mark.is_ok()) {
+    return mark.status().code() == Code::kDataLoss ? mark.status() : host_unusable(mark.status());
   }
+  Mark next = mark.value().value_or(Mark{});
+  next.high_water = exact ? raise.high_water : later(next.high_water, raise.high_water);
+  next.released_at = later(next.released_at, raise.released_at);
+  if (mark.value() && format_mark(next) == format_mark(*mark.value())) return Status::ok();
+  if (Status s = write_host_mark(p.host_mark, format_mark(next)); !s.is_ok()) {
+    return host_unusable(s);
+  }
+  return Status::ok();
 }
 
 std::shared_ptr<FileRegistry::Held> FileRegistry::find(const std::string& token) {
@@ -291,7 +390,8 @@ FileRegistry::~FileRegistry() {
 void FileRegistry::drop_locked(Held& held) {
   if (held.lock.get() < 0) return;
   held.host_lock.reset();  // first: see "Letting go" above
-  held.lock.reset();       // frees the id
+  held.host_file.reset();
+  held.lock.reset();  // frees the id
   std::lock_guard<std::mutex> lock(mu_);
   held_.erase(held.token);
 }
@@ -320,6 +420,11 @@ Status FileRegistry::check_still_ours_locked(Held& held, const Paths& p, const F
     let_go_locked(held, &mark_lock);
     return Status(Code::kLeaseLost,
                   "lock file " + p.lock + " was removed or replaced; the lease is void");
+  }
+  if (held.host_file.get() >= 0 && !same_file(held.host_file.get(), p.host_lock)) {
+    let_go_locked(held, &mark_lock);
+    return Status(Code::kLeaseLost,
+                  "host lock file " + p.host_lock + " was removed or replaced; the lease is void");
   }
   Result<std::optional<FenceMarker>> marker = read_marker(p.fence);
   if (!marker.is_ok()) return marker.status();
@@ -371,8 +476,35 @@ FileRegistry::Attempt FileRegistry::try_take(WorkerId w, const LeaseRequest& req
     return a;
   }
   // No one holds the id through this directory; through another one?
+  Fd host_file;
   Fd host_lock;
-  if (!options_.host_lock_prefix.empty()) {
+  Mark host_mark;
+  Fd host_mark_lock;
+  if (host_files_on()) {
+    Result<Fd> file = open_host_lock_file(p.host_lock);
+    if (!file.is_ok()) {
+      a.status = host_unusable(file.status());
+      return a;
+    }
+    host_file = std::move(file).value();
+    for (;;) {
+      if (::flock(host_file.get(), LOCK_EX | LOCK_NB) == 0) break;
+      if (errno == EINTR) continue;
+      if (errno != EWOULDBLOCK) {
+        a.status = host_unusable(io_error(Code::kUnavailable, "cannot lock", p.host_lock, errno));
+        return a;
+      }
+      a.outcome = Outcome::kBusyElsewhere;
+      a.status =
+          Status(Code::kResourceExhausted, "its host lock file " + p.host_lock + " is locked");
+      return a;
+    }
+    if (!same_file(host_file.get(), p.host_lock)) {
+      a.outcome = Outcome::kBusyElsewhere;
+      a.status = Status(Code::kResourceExhausted,
+                        "its host lock file " + p.host_lock + " was just replaced");
+      return a;
+    }
     Result<std::optional<Fd>> claim = claim_host_name(host_lock_name(w));
     if (!claim.is_ok()) {
       a.status = claim.status();
@@ -380,9 +512,25 @@ FileRegistry::Attempt FileRegistry::try_take(WorkerId w, const LeaseRequest& req
     }
     if (!claim.value()) {
       a.outcome = Outcome::kBusyElsewhere;
+      a.status =
+          Status(Code::kResourceExhausted, "its host lock @" + host_lock_name(w) + " is taken");
       return a;
     }
     host_lock = std::move(*claim.value());
+    Result<Fd> locked = lock_host_mark(p);
+    if (!locked.is_ok()) {
+      a.status = locked.status();
+      return a;
+    }
+    host_mark_lock = std::move(locked).value();
+    Result<std::optional<Mark>> read = read_host_mark(p.host_mark);
+    if (!read.is_ok()) {
+      const bool lost = read.status().code() == Code::kDataLoss;
+      a.outcome = lost ? Outcome::kCorrupt : Outcome::kFailed;
+      a.status = lost ? read.status() : host_unusable(read.status());
+      return a;
+    }
+    host_mark = read.value().value_or(Mark{});
   }
   // The mark may have changed since the caller looked at it.
   Result<std::optional<Mark>> mark = read_mark(p.mark);
@@ -391,7 +539,10 @@ FileRegistry::Attempt FileRegistry::try_take(WorkerId w, const LeaseRequest& req
     a.status = mark.status();
     return a;
   }
-  const Mark previous = mark.value().value_or(Mark{});
+  // What this directory and the host know of the id's earlier holders.
+  Mark previous = mark.value().value_or(Mark{});
+  previous.high_water = later(previous.high_water, host_mark.high_water);
+  previous.released_at = later(previous.released_at, host_mark.released_at);
   const WallTime now = clock_.wall_now();
   if (const std::optional<WallTime> until = rests_until(previous, options_.quarantine);
       until && now < *until) {
@@ -417,11 +568,19 @@ FileRegistry::Attempt FileRegistry::try_take(WorkerId w, const LeaseRequest& req
     a.status = s;
     return a;
   }
+  if (host_files_on() && format_mark(next) != format_mark(host_mark)) {
+    if (Status s = write_host_mark(p.host_mark, format_mark(next)); !s.is_ok()) {
+      a.status = host_unusable(s);
+      return a;
+    }
+  }
+  host_mark_lock.reset();
   auto held = std::make_shared<Held>();
   held->worker = w;
   held->token = token;
   held->previous_high_water = previous.high_water;
   held->lock = std::move(lock);
+  held->host_file = std::move(host_file);
   held->host_lock = std::move(host_lock);
   {
     std::lock_guard<std::mutex> guard(mu_);
@@ -435,6 +594,9 @@ FileRegistry::Attempt FileRegistry::try_take(WorkerId w, const LeaseRequest& req
 Result<LeaseGrant> FileRegistry::acquire(const LeaseRequest& request) {
   if (Status s = check_worker({request.region, request.host.value_or(0)}); !s.is_ok()) return s;
   if (Status s = make_dir(workers_dir_); !s.is_ok()) return s;
+  if (host_files_on()) {
+    if (Status s = prepare_host_dir(options_.host_dir); !s.is_ok()) return host_unusable(s);
+  }
 
   if (request.host) {
     const WorkerId w{request.region, *request.host};
@@ -450,8 +612,8 @@ Result<LeaseGrant> FileRegistry::acquire(const LeaseRequest& request) {
       }
       case Outcome::kBusyElsewhere:
         return Status(Code::kResourceExhausted,
-                      id_text(w) + " is held through another registry directory on this host " +
-                          "(its host lock @" + host_lock_name(w) + " is taken)");
+                      id_text(w) + " is held through another registry directory on this host (" +
+                          a.status.message() + ")");
       case Outcome::kResting: {
         // Without quarantine, resting means the clock is behind the id's
         // mark: say so, as that is what an operator must look at.
@@ -564,7 +726,7 @@ Result<FileRegistry::Owned> FileRegistry::lock_owned(const LeaseGrant& grant) {
   return o;
 }
 
-Status FileRegistry::renew(const LeaseGrant& grant, WallTime high_water) {
+Status FileRegistry::renew(const LeaseGrant& grant, WallTime high_water, Duration) {
   Result<Owned> owned = lock_owned(grant);
   if (!owned.is_ok()) return owned.status();
   const Held& held = *owned.value().held;
@@ -574,7 +736,11 @@ Status FileRegistry::renew(const LeaseGrant& grant, WallTime high_water) {
   Mark next = mark.value().value_or(Mark{});
   // The previous holders' mark too, in case the file was removed under us.
   next.high_water = later(later(next.high_water, held.previous_high_water), high_water);
-  return write_file_durably(p.mark, format_mark(next), kRecordMode);
+  if (Status s = write_file_durably(p.mark, format_mark(next), kRecordMode); !s.is_ok()) return s;
+  if (!host_files_on()) return Status::ok();
+  Mark raise;
+  raise.high_water = next.high_water;
+  return update_host_mark(p, raise, false);
 }
 
 Status FileRegistry::release(const LeaseGrant& grant, WallTime high_water) {
@@ -605,6 +771,9 @@ Status FileRegistry::release(const LeaseGrant& grant, WallTime high_water) {
     next.released_at =
         later(mark.value() ? mark.value()->released_at : std::nullopt, clock_.wall_now());
     result = write_file_durably(p.mark, format_mark(next), kRecordMode);
+    // previous_high_water has the host mark as it was when the id was taken;
+    // since then only this holder raised it.
+    if (result.is_ok() && host_files_on()) result = update_host_mark(p, next, true);
     if (!result.is_ok()) {
       // The mark on disk holds the last renewal's cap, which is later than
       // anything issued: freeing the id is still safe.
@@ -637,7 +806,8 @@ Result<bool> FileRegistry::wait_lost(const LeaseGrant& grant, Duration timeout) 
     {
       std::lock_guard<std::mutex> lock(held->mu);
       if (held->lock.get() < 0) return true;
-      bool lost = !same_file(held->lock.get(), p.lock);
+      bool lost = !same_file(held->lock.get(), p.lock) ||
+                  (held->host_file.get() >= 0 && !same_file(held->host_file.get(), p.host_lock));
       if (!lost) {
         // Read without the mark-lock: the marker is replaced atomically.
         Result<std::optional<FenceMarker>> marker = read_marker(p.fence);
@@ -764,6 +934,14 @@ Status FileRegistry::fence(WorkerId worker) {
   if (Status s = write_file_durably(p.mark, format_mark(next), kRecordMode); !s.is_ok()) {
     return Status(s.code(), "fenced, but could not record the release time: " + s.message());
   }
+  if (host_files_on()) {
+    Mark raise;
+    raise.released_at = now;
+    if (Status s = update_host_mark(p, raise, false); !s.is_ok()) {
+      return Status(s.code(), "fenced, but could not record the release time in the host mark: " +
+                                  s.message());
+    }
+  }
   return Status::ok();
 }
 
@@ -790,6 +968,18 @@ Result<std::unique_ptr<WorkerRegistry>> make_file_registry(const Clock& clock,
                                               std::to_string(internal::kMaxHostLockPrefix) +
                                               " bytes with no NUL");
   }
+  if (options.host_lock_prefix.empty()) {
+    options.host_dir.clear();
+  } else if (options.host_dir.empty()) {
+    if (options.host_lock_prefix.find('/') != std::string::npos ||
+        options.host_lock_prefix == "." || options.host_lock_prefix == "..") {
+      return Status(Code::kInvalidArgument,
+                    "host_lock_prefix \"" + options.host_lock_prefix +
+                        "\" cannot name a host directory under /var/tmp: set host_dir");
+    }
+    options.host_dir = "/var/tmp/" + options.host_lock_prefix;
+  }
+  while (options.host_dir.size() > 1 && options.host_dir.back() == '/') options.host_dir.pop_back();
   while (options.dir.size() > 1 && options.dir.back() == '/') options.dir.pop_back();
   if (Status s = internal::make_dirs(options.dir); !s.is_ok()) return s;
   if (Status s = internal::make_dir(options.dir + "/workers"); !s.is_ok()) return s;

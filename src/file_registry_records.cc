@@ -64,12 +64,18 @@ Result<std::optional<Mark>> read_mark(const std::string& path) {
   Result<std::optional<std::string>> text = read_small_file(path);
   if (!text.is_ok()) return text.status();
   if (!text.value()) return std::optional<Mark>();
+  Result<Mark> mark = parse_mark(*text.value(), path);
+  if (!mark.is_ok()) return mark.status();
+  return std::optional<Mark>(mark.value());
+}
+
+Result<Mark> parse_mark(std::string_view text, const std::string& path) {
   auto corrupt = [&](const char* why) {
     return Status(Code::kDataLoss, "mark file " + path + " is unreadable (" + why +
                                        "); this worker id stays unused until an operator "
                                        "restores it, since its ids could otherwise repeat");
   };
-  std::string_view s = *text.value();
+  std::string_view s = text;
   if (s.substr(0, kMarkMagic.size()) != kMarkMagic) return corrupt("bad header");
   s.remove_prefix(kMarkMagic.size());
   if (s.empty() || s.back() != '\n') return corrupt("truncated");
@@ -86,7 +92,7 @@ Result<std::optional<Mark>> read_mark(const std::string& path) {
   const auto hw_value = parse_ms_or_dash(hw.substr(kHw.size()));
   const auto rel_value = parse_ms_or_dash(rel.substr(kRel.size()));
   if (!hw_value || !rel_value) return corrupt("bad value");
-  return std::optional<Mark>(Mark{*hw_value, *rel_value});
+  return Mark{*hw_value, *rel_value};
 }
 
 // ---- The fence marker ----

@@ -33,6 +33,9 @@ std::string format_mark(const Mark& m);
 // nullopt: the file does not exist. kDataLoss when it cannot be read: an id
 // whose mark is lost must never be handed out as if it had never been used.
 Result<std::optional<Mark>> read_mark(const std::string& path);
+// The mark in `text`, the content of the file `path` (for messages).
+// kDataLoss when it is not a whole mark record.
+Result<Mark> parse_mark(std::string_view text, const std::string& path);
 
 // ---- The fence marker ----
 

@@ -108,6 +108,7 @@ class FileRegistryTest : public ::testing::Test {
     o.layout = small_layout();
     o.quarantine = quarantine;
     o.host_lock_prefix = host_prefix_;
+    o.host_dir = host_dir();
     Result<std::unique_ptr<WorkerRegistry>> r =
         make_file_registry(clock != nullptr ? *clock : clock_, o);
     EXPECT_TRUE(r.is_ok()) << r.status().to_string();
@@ -155,6 +156,10 @@ class FileRegistryTest : public ::testing::Test {
   }
 
   std::string worker_file(const std::string& name) const { return dir_ + "/workers/" + name; }
+  // The host directory of this test's registries: inside dir_, so that it
+  // goes with it.
+  std::string host_dir() const { return dir_ + "/host"; }
+  std::string host_file(const std::string& name) const { return host_dir() + "/" + name; }
 
   void write(const std::string& path, const std::string& text) const {
     std::ofstream out(path, std::ios::binary | std::ios::trunc);
@@ -228,6 +233,12 @@ TEST_F(FileRegistryTest, RefusesBadOptions) {
   FileRegistryOptions no_guard = o;
   no_guard.host_lock_prefix = "";
   EXPECT_EQ(code_of(no_guard), Code::kOk);
+  // A prefix with a slash names no directory under /var/tmp by itself.
+  FileRegistryOptions slash_prefix = o;
+  slash_prefix.host_lock_prefix = "deployment/a";
+  EXPECT_EQ(code_of(slash_prefix), Code::kInvalidArgument);
+  slash_prefix.host_dir = dir_ + "/host";
+  EXPECT_EQ(code_of(slash_prefix), Code::kOk);
   FileRegistryOptions decode_only = o;
   decode_only.layout = preset("twitter").value();
   EXPECT_EQ(code_of(decode_only), Code::kInvalidArgument);
@@ -300,7 +311,8 @@ TEST_F(FileRegistryTest, TwoRegistriesInOneProcessExcludeEachOther) {
 // with host locks named after `host_prefix`, and reports its host over a pipe
 // (or 255 on failure), then holds it until every write end of `hold` is
 // closed. `parent_ends` (the pipes' other ends) are closed in the child.
-pid_t spawn_holder(const std::string& dir, const std::string& host_prefix, std::uint32_t region,
+pid_t spawn_holder(const std::string& dir, const std::string& host_prefix,
+                   const std::string& host_dir, std::uint32_t region,
                    std::optional<std::uint32_t> host, WallTime renew_to, int report_fd, int hold_fd,
                    std::vector<int> parent_ends) {
   const pid_t pid = ::fork();
@@ -312,6 +324,7 @@ pid_t spawn_holder(const std::string& dir, const std::string& host_prefix, std::
   o.dir = dir;
   o.layout = small_layout();
   o.host_lock_prefix = host_prefix;
+  o.host_dir = host_dir;
   Result<std::unique_ptr<WorkerRegistry>> reg = make_file_registry(clock, o);
   unsigned char answer = 255;
   if (reg.is_ok()) {
@@ -364,8 +377,9 @@ TEST_F(FileRegistryTest, SeparateProcessesHoldDistinctIdsAndFreeThemWhenTheyExit
   Pipe report, hold;
   std::vector<pid_t> children;
   for (int i = 0; i < kChildren; ++i) {
-    children.push_back(spawn_holder(dir_, host_prefix_, 1, std::nullopt, kStart + seconds(8),
-                                    report.fds[1], hold.fds[0], {report.fds[0], hold.fds[1]}));
+    children.push_back(spawn_holder(dir_, host_prefix_, host_dir(), 1, std::nullopt,
+                                    kStart + seconds(8), report.fds[1], hold.fds[0],
+                                    {report.fds[0], hold.fds[1]}));
   }
   std::set<std::uint32_t> hosts;
   for (int i = 0; i < kChildren; ++i) {
@@ -401,8 +415,8 @@ TEST_F(FileRegistryTest, SeparateProcessesHoldDistinctIdsAndFreeThemWhenTheyExit
 TEST_F(FileRegistryTest, AKilledHoldersSuccessorWaitsOutItsMarkAndReceivesIt) {
   Pipe report, hold;
   const WallTime renewed = kStart + seconds(9);
-  const pid_t child = spawn_holder(dir_, host_prefix_, 0, 3, renewed, report.fds[1], hold.fds[0],
-                                   {report.fds[0], hold.fds[1]});
+  const pid_t child = spawn_holder(dir_, host_prefix_, host_dir(), 0, 3, renewed, report.fds[1],
+                                   hold.fds[0], {report.fds[0], hold.fds[1]});
   ASSERT_EQ(read_byte(report.fds[0]), 3);
 
   auto reg = registry();
@@ -471,7 +485,7 @@ TEST_F(FileRegistryTest, APinnedIdHeldThroughAnotherDirectoryIsExhaustedAndSaysS
                                            "directory on this host"),
             std::string::npos)
       << pinned.status().message();
-  EXPECT_NE(pinned.status().message().find(host_prefix_ + "/r0-h0"), std::string::npos)
+  EXPECT_NE(pinned.status().message().find(host_file("r0-h0.lock")), std::string::npos)
       << pinned.status().message();
   // The loser wrote nothing of its own for the id and holds nothing.
   EXPECT_FALSE(lock_file_taken(dir_ + "/user-b/workers/r0-h0.lock"));
@@ -495,9 +509,9 @@ TEST_F(FileRegistryTest, ProcessesOnDifferentDirectoriesExcludeEachOtherUntilThe
   std::vector<pid_t> children;
   std::map<std::uint32_t, pid_t> holder_of;
   for (int i = 0; i < kChildren; ++i) {
-    children.push_back(spawn_holder(dir_ + "/child-" + std::to_string(i), host_prefix_, 1,
-                                    std::nullopt, kStart + seconds(8), report.fds[1], hold.fds[0],
-                                    {report.fds[0], hold.fds[1]}));
+    children.push_back(spawn_holder(dir_ + "/child-" + std::to_string(i), host_prefix_, host_dir(),
+                                    1, std::nullopt, kStart + seconds(8), report.fds[1],
+                                    hold.fds[0], {report.fds[0], hold.fds[1]}));
   }
   std::set<std::uint32_t> hosts;
   for (int i = 0; i < kChildren; ++i) {
@@ -515,13 +529,17 @@ TEST_F(FileRegistryTest, ProcessesOnDifferentDirectoriesExcludeEachOtherUntilThe
   EXPECT_EQ(reg->acquire(request(1, std::nullopt, kStart)).status().code(),
             Code::kResourceExhausted);
 
-  // Kill one child: the kernel frees its host lock, and this directory, which
-  // has no mark of the id, hands it out at once.
+  // Kill one child: the kernel frees its host locks, and this directory, which
+  // has no mark of the id, hands it out once the child's mark, from the host
+  // directory, has passed.
   ASSERT_EQ(::kill(children[0], SIGKILL), 0);
   reap(children[0]);
+  EXPECT_EQ(reg->acquire(request(1, std::nullopt, kStart)).status().code(),
+            Code::kResourceExhausted);
+  clock_.set_wall(kStart + seconds(8));
   Result<LeaseGrant> freed = reg->acquire(request(1, std::nullopt, kStart + seconds(8)));
   ASSERT_TRUE(freed.is_ok()) << freed.status().to_string();
-  EXPECT_FALSE(freed->previous_high_water.has_value());  // marks are per directory
+  EXPECT_EQ(freed->previous_high_water, kStart + seconds(8));
   // Still no id twice: the one freed was one of the children's.
   EXPECT_EQ(reg->acquire(request(1, std::nullopt, kStart)).status().code(),
             Code::kResourceExhausted);
@@ -537,11 +555,217 @@ TEST_F(FileRegistryTest, AnEmptyHostLockPrefixOrADistinctOneTurnsTheGuardOff) {
     o.dir = dir_ + "/independent-" + std::to_string(prefix.size());
     o.layout = small_layout();
     o.host_lock_prefix = prefix;
+    o.host_dir = dir_ + "/host-of-" + prefix;  // a distinct prefix's own
     Result<std::unique_ptr<WorkerRegistry>> other = make_file_registry(clock_, o);
     ASSERT_TRUE(other.is_ok()) << other.status().to_string();
     EXPECT_TRUE(other.value()->acquire(request(0, 0, kStart + seconds(8))).is_ok())
         << "prefix \"" << prefix << "\"";
   }
+}
+
+// ---- The host directory ----
+
+// Distinct prefixes, so distinct host names: only the host directory's lock
+// files keep the two apart, as for holders in separate network namespaces.
+TEST_F(FileRegistryTest, RegistriesOnDifferentDirectoriesSharingTheHostDirectoryTakeDistinctIds) {
+  FileRegistryOptions o;
+  o.dir = dir_ + "/b";
+  o.layout = small_layout();
+  o.host_lock_prefix = unique_host_lock_prefix();
+  o.host_dir = host_dir();
+  auto a = registry_on(dir_ + "/a");
+  Result<std::unique_ptr<WorkerRegistry>> b = make_file_registry(clock_, o);
+  ASSERT_TRUE(b.is_ok()) << b.status().to_string();
+  Result<LeaseGrant> first = a->acquire(request(0, std::nullopt, kStart + seconds(8)));
+  ASSERT_TRUE(first.is_ok()) << first.status().to_string();
+  EXPECT_EQ(first->worker, (WorkerId{0, 0}));
+  EXPECT_TRUE(lock_file_taken(host_file("r0-h0.lock")));
+  Result<LeaseGrant> second = b.value()->acquire(request(0, std::nullopt, kStart + seconds(8)));
+  ASSERT_TRUE(second.is_ok()) << second.status().to_string();
+  EXPECT_EQ(second->worker, (WorkerId{0, 1}));
+  Result<LeaseGrant> pinned = b.value()->acquire(request(0, 0, kStart + seconds(8)));
+  ASSERT_FALSE(pinned.is_ok());
+  EXPECT_EQ(pinned.status().code(), Code::kResourceExhausted);
+  EXPECT_NE(pinned.status().message().find("host lock file " + host_file("r0-h0.lock")),
+            std::string::npos)
+      << pinned.status().message();
+  // Let go: the host lock file stays, unlocked.
+  a->abandon(first.value());
+  EXPECT_TRUE(fs::exists(host_file("r0-h0.lock")));
+  EXPECT_FALSE(lock_file_taken(host_file("r0-h0.lock")));
+  clock_.set_wall(kStart + seconds(8));  // past a's mark
+  EXPECT_TRUE(b.value()->acquire(request(0, 0, kStart + seconds(16))).is_ok());
+}
+
+TEST_F(FileRegistryTest, AReleasedIdsMarkIsCarriedToAnotherDirectoryWhoseClockIsBehind) {
+  auto a = registry_on(dir_ + "/a");
+  Result<LeaseGrant> g = a->acquire(request(0, 3, kStart + seconds(8)));
+  ASSERT_TRUE(g.is_ok()) << g.status().to_string();
+  ASSERT_TRUE(a->renew(g.value(), kStart + seconds(9)).is_ok());
+  EXPECT_EQ(read(host_file("r0-h3.mark")),
+            "snowid-mark 1 high_water=" + std::to_string(unix_ms(kStart + seconds(9))) +
+                " released_at=-\n");
+  clock_.advance(seconds(1));
+  ASSERT_TRUE(a->release(g.value(), kStart + milliseconds(500)).is_ok());
+  EXPECT_EQ(read(host_file("r0-h3.mark")),
+            "snowid-mark 1 high_water=" + std::to_string(unix_ms(kStart + milliseconds(500))) +
+                " released_at=" + std::to_string(unix_ms(kStart + seconds(1))) + "\n");
+
+  // From another directory, 3 s behind: the id rests until the release.
+  SimulatedClock behind(kStart + seconds(1) - seconds(3));
+  auto b = registry_on(dir_ + "/b", Duration::zero(), &behind);
+  Result<LeaseGrant> early = b->acquire(request(0, 3, behind.wall_now() + seconds(8)));
+  ASSERT_FALSE(early.is_ok());
+  EXPECT_EQ(early.status().code(), Code::kResourceExhausted);
+  EXPECT_NE(early.status().message().find("rests until"), std::string::npos)
+      << early.status().message();
+  EXPECT_FALSE(fs::exists(dir_ + "/b/workers/r0-h3.mark"));
+  // Any-id requests pass it by.
+  Result<LeaseGrant> any = b->acquire(request(0, std::nullopt, behind.wall_now() + seconds(8)));
+  ASSERT_TRUE(any.is_ok()) << any.status().to_string();
+  EXPECT_NE(any->worker, (WorkerId{0, 3}));
+  // Once its clock is past the release, it gets the id with A's mark.
+  behind.advance(seconds(3));
+  Result<LeaseGrant> later = b->acquire(request(0, 3, behind.wall_now() + seconds(8)));
+  ASSERT_TRUE(later.is_ok()) << later.status().to_string();
+  EXPECT_EQ(later->previous_high_water, kStart + milliseconds(500));
+}
+
+TEST_F(FileRegistryTest, AnAbandonedIdsRenewedMarkIsCarriedToAnotherDirectory) {
+  auto a = registry_on(dir_ + "/a");
+  Result<LeaseGrant> g = a->acquire(request(1, 2, kStart + seconds(8)));
+  ASSERT_TRUE(g.is_ok()) << g.status().to_string();
+  ASSERT_TRUE(a->renew(g.value(), kStart + seconds(11)).is_ok());
+  a->abandon(g.value());
+  // Even on a clock far ahead, and the directory's own mark lower.
+  SimulatedClock ahead(kStart + seconds(60));
+  auto b = registry_on(dir_ + "/b", Duration::zero(), &ahead);
+  Result<LeaseGrant> next = b->acquire(request(1, 2, ahead.wall_now() + seconds(8)));
+  ASSERT_TRUE(next.is_ok()) << next.status().to_string();
+  EXPECT_EQ(next->previous_high_water, kStart + seconds(11));
+}
+
+TEST_F(FileRegistryTest, FenceRecordsItsReleaseTimeInTheHostMark) {
+  auto reg = registry();
+  Result<LeaseGrant> g = reg->acquire(request(0, 5, kStart + seconds(8)));
+  ASSERT_TRUE(g.is_ok()) << g.status().to_string();
+  clock_.advance(seconds(2));
+  ASSERT_TRUE(reg->fence({0, 5}).is_ok());
+  EXPECT_EQ(read(host_file("r0-h5.mark")),
+            "snowid-mark 1 high_water=" + std::to_string(unix_ms(kStart + seconds(8))) +
+                " released_at=" + std::to_string(unix_ms(kStart + seconds(2))) + "\n");
+}
+
+TEST_F(FileRegistryTest, ACorruptHostMarkIsDataLossNeverAFreshId) {
+  auto reg = registry();
+  ASSERT_TRUE(reg->acquire(request(0, 0, kStart + seconds(8))).is_ok());  // makes the directory
+  write(host_file("r0-h4.mark"), "snowid-mark 1 high_water=12");
+  Result<LeaseGrant> pinned = reg->acquire(request(0, 4, kStart + seconds(8)));
+  ASSERT_FALSE(pinned.is_ok());
+  EXPECT_EQ(pinned.status().code(), Code::kDataLoss) << pinned.status().to_string();
+  EXPECT_NE(pinned.status().message().find(host_file("r0-h4.mark")), std::string::npos)
+      << pinned.status().message();
+  EXPECT_FALSE(lock_file_taken(worker_file("r0-h4.lock")));
+  EXPECT_FALSE(lock_file_taken(host_file("r0-h4.lock")));
+  // Any-id requests take every other id, then say why 0/4 is not free.
+  std::set<std::uint32_t> hosts = {0};
+  Result<LeaseGrant> g = Status(Code::kUnavailable, "");
+  while ((g = reg->acquire(request(0, std::nullopt, kStart + seconds(8)))).is_ok()) {
+    EXPECT_TRUE(hosts.insert(g->worker.host).second);
+  }
+  EXPECT_EQ(hosts.size(), 7u);
+  EXPECT_EQ(hosts.count(4), 0u);
+  EXPECT_EQ(g.status().code(), Code::kDataLoss) << g.status().to_string();
+  // An empty host mark is no mark either.
+  write(host_file("r1-h0.mark"), "");
+  EXPECT_EQ(reg->acquire(request(1, 0, kStart + seconds(8))).status().code(), Code::kDataLoss);
+}
+
+TEST_F(FileRegistryTest, CreatesTheHostDirectoryStickyAndItsFilesForEveryUser) {
+  const mode_t old_umask = ::umask(077);
+  auto reg = registry();
+  Result<LeaseGrant> g = reg->acquire(request(0, 6, kStart + seconds(8)));
+  ::umask(old_umask);
+  ASSERT_TRUE(g.is_ok()) << g.status().to_string();
+  struct stat st {};
+  ASSERT_EQ(::lstat(host_dir().c_str(), &st), 0);
+  EXPECT_TRUE(S_ISDIR(st.st_mode));
+  EXPECT_EQ(st.st_mode & 07777, 01777u);
+  for (const char* name : {"r0-h6.lock", "r0-h6.mark", "r0-h6.mark-lock"}) {
+    ASSERT_EQ(::lstat(host_file(name).c_str(), &st), 0) << name;
+    EXPECT_EQ(st.st_mode & 07777, 0666u) << name;
+  }
+}
+
+TEST_F(FileRegistryTest, RefusesAnUnsafeHostDirectoryAndTakesNoId) {
+  auto refused = [&](const std::string& why) {
+    auto reg = registry();
+    Result<LeaseGrant> g = reg->acquire(request(0, 7, kStart + seconds(8)));
+    EXPECT_FALSE(g.is_ok()) << why;
+    if (g.is_ok()) return;
+    EXPECT_EQ(g.status().code(), Code::kUnavailable) << why;
+    const std::string& m = g.status().message();
+    EXPECT_NE(m.find(host_dir()), std::string::npos) << why << ": " << m;
+    EXPECT_NE(m.find(why), std::string::npos) << m;
+    EXPECT_NE(m.find("SNOWID_HOST_LOCK=off"), std::string::npos) << m;
+    EXPECT_TRUE(!fs::exists(worker_file("r0-h7.lock")) ||
+                !lock_file_taken(worker_file("r0-h7.lock")))
+        << why;
+    EXPECT_FALSE(host_lock_taken(host_prefix_, {0, 7})) << why;
+  };
+  // A symlink, even to a good directory.
+  ASSERT_EQ(::mkdir((dir_ + "/real").c_str(), 0700), 0);
+  ASSERT_EQ(::chmod((dir_ + "/real").c_str(), 01777), 0);
+  ASSERT_EQ(::symlink((dir_ + "/real").c_str(), host_dir().c_str()), 0);
+  refused("is a symlink");
+  ASSERT_EQ(::unlink(host_dir().c_str()), 0);
+  // Writable by others without the sticky bit.
+  ASSERT_EQ(::mkdir(host_dir().c_str(), 0700), 0);
+  ASSERT_EQ(::chmod(host_dir().c_str(), 0777), 0);
+  refused("writable by others without the sticky bit");
+  ASSERT_EQ(::chmod(host_dir().c_str(), 0770), 0);
+  refused("writable by others without the sticky bit");
+  // Another user's, not sticky; sticky, it is fine.
+  ASSERT_EQ(::chmod(host_dir().c_str(), 0755), 0);
+  ASSERT_EQ(::chown(host_dir().c_str(), 4242, 4242), 0)
+      << std::strerror(errno) << " (the test changes owners: run it as root)";
+  refused("belongs to user 4242");
+  ASSERT_EQ(::chmod(host_dir().c_str(), 01777), 0);
+  auto reg = registry();
+  EXPECT_TRUE(reg->acquire(request(0, 7, kStart + seconds(8))).is_ok());
+  reg.reset();
+  // Not a directory at all.
+  fs::remove_all(host_dir());
+  write(host_dir(), "x");
+  refused("is not a directory");
+}
+
+TEST_F(FileRegistryTest, AHostMarkThatIsASymlinkOrAFifoIsRefusedNeverFollowed) {
+  auto reg = registry();
+  ASSERT_TRUE(reg->acquire(request(0, 0, kStart + seconds(8))).is_ok());  // makes the directory
+  // A mark elsewhere that would say the id was never used much.
+  write(dir_ + "/elsewhere.mark", "snowid-mark 1 high_water=1 released_at=-\n");
+  ASSERT_EQ(::symlink((dir_ + "/elsewhere.mark").c_str(), host_file("r0-h2.mark").c_str()), 0);
+  ASSERT_EQ(::mkfifo(host_file("r0-h3.mark").c_str(), 0666), 0);
+  for (std::uint32_t host : {2u, 3u}) {
+    Result<LeaseGrant> g = reg->acquire(request(0, host, kStart + seconds(8)));
+    ASSERT_FALSE(g.is_ok()) << host;
+    EXPECT_EQ(g.status().code(), Code::kUnavailable) << g.status().to_string();
+    EXPECT_NE(g.status().message().find(host_file("r0-h" + std::to_string(host) + ".mark")),
+              std::string::npos)
+        << g.status().message();
+    EXPECT_FALSE(lock_file_taken(host_file("r0-h" + std::to_string(host) + ".lock")));
+  }
+}
+
+TEST_F(FileRegistryTest, AHostLockFileRemovedUnderTheHolderVoidsItsLease) {
+  auto reg = registry();
+  Result<LeaseGrant> g = reg->acquire(request(0, 1, kStart + seconds(8)));
+  ASSERT_TRUE(g.is_ok()) << g.status().to_string();
+  ASSERT_EQ(::unlink(host_file("r0-h1.lock").c_str()), 0);
+  Status s = reg->renew(g.value(), kStart + seconds(9));
+  EXPECT_EQ(s.code(), Code::kLeaseLost) << s.to_string();
+  EXPECT_FALSE(lock_file_taken(worker_file("r0-h1.lock")));
 }
 
 // ---- Marks ----
@@ -661,12 +885,16 @@ TEST_F(FileRegistryTest, AbandonFreesTheIdAndRecordsNothing) {
   reg->abandon(LeaseGrant{{0, 3}, "no-such-token", std::nullopt});
   EXPECT_EQ(read(worker_file("r0-h3.mark")), mark_before);
 
-  // Another directory can take it now (without its mark), and this one once
-  // the mark has passed.
-  Result<LeaseGrant> elsewhere = other_dir->acquire(request(0, 3, kStart + seconds(9)));
-  ASSERT_TRUE(elsewhere.is_ok()) << elsewhere.status().to_string();
-  other_dir->abandon(elsewhere.value());
+  // Another directory knows the mark too, from the host directory: no one
+  // takes the id until it has passed.
+  EXPECT_EQ(other_dir->acquire(request(0, 3, kStart + seconds(9))).status().code(),
+            Code::kResourceExhausted);
   clock_.set_wall(kStart + seconds(11));
+  // (Asking for no later mark, so that this one need not wait again.)
+  Result<LeaseGrant> elsewhere = other_dir->acquire(request(0, 3, kStart + seconds(11)));
+  ASSERT_TRUE(elsewhere.is_ok()) << elsewhere.status().to_string();
+  EXPECT_EQ(elsewhere->previous_high_water, kStart + seconds(11));
+  other_dir->abandon(elsewhere.value());
   Result<LeaseGrant> next = reg->acquire(request(0, 3, kStart + seconds(19)));
   ASSERT_TRUE(next.is_ok()) << next.status().to_string();
   EXPECT_EQ(next->previous_high_water, kStart + seconds(11));

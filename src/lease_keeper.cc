@@ -3,6 +3,17 @@
 // registry drops a lease 10 s after it last received a renewal. So with
 // renewals failing, issuing stops at send + 8 s (state UNCERTAIN), and at
 // send + 10 s the lease has expired (state LOST).
+//
+// The timeline advances on the clock alone, even while a renewal call is
+// blocked (a registry that stopped answering): a thread of its own moves the
+// state to UNCERTAIN at the guard's deadline and to LOST at send + TTL. Each
+// renewal call is also bounded by the time left until then, so that it never
+// outlives the lease it extends.
+//
+// Locks: renew_mu (renewals and the release, held across registry calls),
+// then timeline_mu (the last good send, the timeline's verdicts and the
+// guard's extensions, never held across a registry call), then callback_mu,
+// then mu.
 #include "snowid/lease_keeper.h"
 
 #include <algorithm>
@@ -49,10 +60,18 @@ struct LeaseKeeper::Impl {
   std::optional<WallTime> wait_until;  // fixed after acquire
 
   // Serialises renewals and the release; held across registry calls, so
-  // nothing else (state(), stats(), the watcher) ever takes it.
+  // nothing else (state(), stats(), the watcher, the timeline) ever takes it.
   std::mutex renew_mu;
-  MonoTime last_ok_send{};  // send time of the last renewal (or the acquire) that succeeded
-  MonoTime next_due{};      // guarded by renew_mu
+  MonoTime next_due{};  // guarded by renew_mu
+
+  // Orders the timeline's verdicts (UNCERTAIN, LOST) with the renewals that
+  // succeed: a renewal that returns after the lease was declared lost
+  // extends nothing, and one that extends the guard is never followed by a
+  // verdict computed from the deadline before it.
+  std::mutex timeline_mu;
+  MonoTime last_ok_send{};  // guarded by timeline_mu: send time of the last renewal (or the
+                            // acquire) that succeeded
+  Status last_failure;      // guarded by timeline_mu: of the renewals since then, if one failed
 
   // Serialises state changes with their on_state calls, so that callbacks
   // from different threads arrive in the order of the changes.
@@ -71,6 +90,7 @@ struct LeaseKeeper::Impl {
   bool watcher_running = false;  // with thread_mu
   std::thread renewer;
   std::thread watcher;
+  std::thread timeline;
 
   // Set by the first abandon(): the registry is asked once per keeper.
   std::atomic<bool> abandoned{false};
@@ -109,23 +129,43 @@ struct LeaseKeeper::Impl {
   // The state the clock alone implies, given no renewal succeeded since
   // last_ok_send: HELD before the guard's deadline, UNCERTAIN until the
   // lease has certainly expired, LOST after. Returns the next instant at which
-  // that changes (kNever once lost). Requires renew_mu.
-  MonoTime apply_timeline(MonoTime now, const Status& why) {
-    const MonoTime expiry = last_ok_send + opt.timing.ttl;
-    if (now >= expiry) {
-      lose(Status(Code::kLeaseLost, "lease on worker " + worker_text(grant.worker) +
-                                        " expired: no renewal succeeded for " +
-                                        std::to_string(opt.timing.ttl.count() / 1'000'000) + " ms" +
-                                        (why.is_ok() ? "" : " (" + why.to_string() + ")")));
-      return kNever;
+  // that changes (kNever once lost or released). Any thread, without
+  // timeline_mu; the renewal thread and the timeline thread call it.
+  MonoTime apply_timeline(MonoTime now) {
+    std::optional<Status> lost;
+    MonoTime next = kNever;
+    {
+      std::lock_guard<std::mutex> lock(timeline_mu);
+      if (guard->lost() || terminal(state_value.load(std::memory_order_acquire))) return kNever;
+      const MonoTime expiry = last_ok_send + opt.timing.ttl;
+      const MonoTime deadline = guard->deadline();
+      if (now >= expiry) {
+        // Stop at once, under the lock, so that no renewal extends the guard
+        // past this verdict; the rest follows outside it.
+        guard->mark_lost();
+        lost = Status(Code::kLeaseLost,
+                      "lease on worker " + worker_text(grant.worker) +
+                          " expired: no renewal succeeded for " +
+                          std::to_string(opt.timing.ttl.count() / 1'000'000) + " ms" +
+                          (last_failure.is_ok() ? "" : " (" + last_failure.to_string() + ")"));
+      } else if (now >= deadline) {
+        set_state(LeaseState::kUncertain, last_failure.is_ok()
+                                              ? Status(Code::kLeaseUncertain, "renewal overdue")
+                                              : last_failure);
+        next = expiry;
+      } else {
+        next = deadline;
+      }
     }
-    const MonoTime deadline = guard->deadline();
-    if (now >= deadline) {
-      set_state(LeaseState::kUncertain,
-                why.is_ok() ? Status(Code::kLeaseUncertain, "renewal overdue") : why);
-      return expiry;
-    }
-    return deadline;
+    if (lost) lose(*lost);
+    return next;
+  }
+
+  // How long the lease may still live at `now`, counted from the last
+  // successful send: what a renewal call may take at most.
+  Duration time_left(MonoTime now) {
+    std::lock_guard<std::mutex> lock(timeline_mu);
+    return last_ok_send + opt.timing.ttl - now;
   }
 
   MonoTime renew_if_due() {
@@ -133,28 +173,36 @@ struct LeaseKeeper::Impl {
     if (terminal(state_value.load(std::memory_order_acquire))) return kNever;
     const MonoTime now = clock.mono_now();
     // Also pointless to ask once the lease has certainly expired.
-    const MonoTime change = apply_timeline(now, Status::ok());
+    const MonoTime change = apply_timeline(now);
     if (change == kNever) return kNever;
     if (now < next_due) return std::min(next_due, change);
 
     const MonoTime send = clock.mono_now();
     const WallTime high_water = clock.wall_now() + opt.timing.stop_after;
-    const Status s = registry.renew(grant, high_water);
+    // Bounded by the time left: a reply after the lease could have expired
+    // is worth nothing, and the timeline declares it lost then anyway.
+    const Status s = registry.renew(grant, high_water, time_left(send));
     const MonoTime reply = clock.mono_now();
     if (s.is_ok()) {
-      // The deadline counts from the send time: the registry may have taken
-      // the renewal at any moment after it.
-      guard->extend(send + opt.timing.stop_after, high_water);
-      last_ok_send = std::max(last_ok_send, send);
-      next_due = send + opt.timing.renew_every;
       {
         std::lock_guard<std::mutex> stats_lock(mu);
         ++stats.renewals;
         stats.last_renewal_latency = reply - send;
         stats.max_renewal_latency = std::max(stats.max_renewal_latency, reply - send);
       }
-      if (reply < guard->deadline()) set_state(LeaseState::kHeld, Status::ok());
-      const MonoTime after = apply_timeline(reply, Status::ok());
+      {
+        std::lock_guard<std::mutex> timeline_lock(timeline_mu);
+        // Declared lost while the call was under way: it changes nothing.
+        if (guard->lost()) return kNever;
+        // The deadline counts from the send time: the registry may have
+        // taken the renewal at any moment after it.
+        guard->extend(send + opt.timing.stop_after, high_water);
+        last_ok_send = std::max(last_ok_send, send);
+        last_failure = Status::ok();
+        if (reply < guard->deadline()) set_state(LeaseState::kHeld, Status::ok());
+      }
+      next_due = send + opt.timing.renew_every;
+      const MonoTime after = apply_timeline(reply);
       return after == kNever ? kNever : std::min(next_due, after);
     }
     {
@@ -165,9 +213,27 @@ struct LeaseKeeper::Impl {
       lose(s);
       return kNever;
     }
+    {
+      std::lock_guard<std::mutex> timeline_lock(timeline_mu);
+      last_failure = s;
+    }
     next_due = send + opt.retry_every;
-    const MonoTime after = apply_timeline(reply, s);
+    const MonoTime after = apply_timeline(reply);
     return after == kNever ? kNever : std::min(next_due, after);
+  }
+
+  // The timeline thread: applies the timeline at each change, so that the
+  // state moves on while a renewal call is blocked.
+  void timeline_loop() {
+    std::unique_lock<std::mutex> lock(thread_mu);
+    while (!stop) {
+      lock.unlock();
+      const MonoTime next = apply_timeline(clock.mono_now());
+      lock.lock();
+      if (next == kNever) return;
+      const Duration left = next - clock.mono_now();
+      if (left > Duration::zero()) wake.wait_for(lock, std::min(left, kMaxSleep));
+    }
   }
 
   void renew_loop() {
@@ -219,6 +285,7 @@ struct LeaseKeeper::Impl {
     }
     if (renewer.joinable()) renewer.join();
     if (watcher.joinable()) watcher.join();
+    if (timeline.joinable()) timeline.join();
   }
 };
 
@@ -278,6 +345,7 @@ void LeaseKeeper::start() {
   k.watcher_running = true;
   k.renewer = std::thread([&k] { k.renew_loop(); });
   k.watcher = std::thread([&k] { k.watch_loop(); });
+  k.timeline = std::thread([&k] { k.timeline_loop(); });
 }
 
 Status LeaseKeeper::release(std::optional<WallTime> last_issued) {

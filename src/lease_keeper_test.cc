@@ -239,6 +239,127 @@ TEST_F(LeaseKeeperTest, RenewalStuckInTheRegistryStopsIssuingAtTheDeadline) {
   EXPECT_EQ(k->state(), LeaseState::kHeld);
 }
 
+// With the keeper's threads: the renewal thread is stuck inside the registry
+// call (etcd stopped, the HTTP call hanging), and the state still moves on
+// with the clock: UNCERTAIN at the deadline, LOST a TTL after the last good
+// send, and the reply that finally comes changes nothing.
+TEST_F(LeaseKeeperTest, TimelineMovesToUncertainAndLostWhileARenewalCallIsBlocked) {
+  std::mutex mu;
+  std::condition_variable cv;
+  bool entered = false;
+  bool let_go = false;
+  registry.set_renew_hook([&](const LeaseGrant&, WallTime) {
+    std::unique_lock<std::mutex> lock(mu);
+    entered = true;
+    cv.notify_all();
+    cv.wait(lock, [&] { return let_go; });
+  });
+  const MonoTime t0 = clock.mono_now();
+  auto k = acquire();
+  ASSERT_NE(k, nullptr);
+  k->start();
+  at(t0, 3s);
+  {
+    std::unique_lock<std::mutex> lock(mu);
+    ASSERT_TRUE(cv.wait_for(lock, 10s, [&] { return entered; })) << "no renewal was sent";
+  }
+  // Sent at t0 + 3 s, the lease last renewed at t0: 7 s left for the call.
+  EXPECT_EQ(registry.last_renew_time_left(), std::optional<Duration>(7s));
+  at(t0, 8s);
+  EXPECT_TRUE(eventually([&] { return k->state() == LeaseState::kUncertain; }))
+      << "still " << lease_state_name(k->state()) << " with the renewal call blocked";
+  EXPECT_FALSE(permits_now(*k));
+  at(t0, 9999ms);
+  std::this_thread::sleep_for(50ms);
+  EXPECT_EQ(k->state(), LeaseState::kUncertain) << "lost before the lease could have expired";
+  at(t0, 10s);
+  EXPECT_TRUE(eventually([&] { return k->state() == LeaseState::kLost; }))
+      << "still " << lease_state_name(k->state()) << " a TTL after the last good send";
+  EXPECT_TRUE(k->guard()->lost());
+  EXPECT_EQ(registry.abandons(), 1u) << "a lost lease is let go at once";
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    EXPECT_FALSE(let_go) << "the renewal call was still blocked";
+    let_go = true;
+  }
+  cv.notify_all();
+  EXPECT_TRUE(eventually([&] { return registry.renewals() + k->stats().renewal_failures >= 1; }));
+  EXPECT_EQ(k->state(), LeaseState::kLost);
+  EXPECT_TRUE(k->guard()->lost());
+  EXPECT_FALSE(permits_now(*k));
+  const std::vector<LeaseState> seen = log.seen();
+  EXPECT_EQ(seen, (std::vector<LeaseState>{LeaseState::kUncertain, LeaseState::kLost}));
+}
+
+// A reply that comes after the lease was declared lost (the registry took
+// the renewal late) extends nothing: the holder never issues again.
+TEST_F(LeaseKeeperTest, ARenewalThatSucceedsAfterTheLeaseWasDeclaredLostExtendsNothing) {
+  std::mutex mu;
+  std::condition_variable cv;
+  bool entered = false;
+  bool let_go = false;
+  const MonoTime t0 = clock.mono_now();
+  auto k = acquire();
+  ASSERT_NE(k, nullptr);
+  registry.set_renew_hook([&](const LeaseGrant&, WallTime) {
+    std::unique_lock<std::mutex> lock(mu);
+    entered = true;
+    cv.notify_all();
+    cv.wait(lock, [&] { return let_go; });
+  });
+  at(t0, 3s);
+  MonoTime next{};
+  std::thread renewer([&] { next = k->renew_if_due(); });
+  {
+    std::unique_lock<std::mutex> lock(mu);
+    cv.wait(lock, [&] { return entered; });
+  }
+  // The timeline, from another thread, while the call is under way.
+  at(t0, 10s);
+  k->start();
+  EXPECT_TRUE(eventually([&] { return k->state() == LeaseState::kLost; }));
+  // The registry had the lease still (its own clock says so): it renews.
+  registry.set_renew_hook(nullptr);
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    let_go = true;
+  }
+  cv.notify_all();
+  renewer.join();
+  EXPECT_EQ(next, MonoTime::max());
+  EXPECT_TRUE(k->guard()->lost());
+  EXPECT_FALSE(permits_now(*k));
+  EXPECT_EQ(k->state(), LeaseState::kLost);
+}
+
+// Each call is bounded by what is left of the lease at its send time,
+// counted from the last good send: no reply can arrive after the lease could
+// have expired.
+TEST_F(LeaseKeeperTest, EachRenewalCallIsBoundedByTheTimeLeftUntilTheLeaseCouldExpire) {
+  const MonoTime t0 = clock.mono_now();
+  auto k = acquire();
+  ASSERT_NE(k, nullptr);
+  at(t0, 3s);
+  (void)k->renew_if_due();
+  EXPECT_EQ(registry.last_renew_time_left(), std::optional<Duration>(7s));
+  registry.set_unavailable(true);
+  at(t0, 6s);
+  (void)k->renew_if_due();
+  EXPECT_EQ(registry.last_renew_time_left(), std::optional<Duration>(7s)) << "from t0 + 3 s";
+  at(t0, 6500ms);
+  (void)k->renew_if_due();
+  EXPECT_EQ(registry.last_renew_time_left(), std::optional<Duration>(6500ms));
+  at(t0, 12500ms);
+  (void)k->renew_if_due();
+  EXPECT_EQ(registry.last_renew_time_left(), std::optional<Duration>(500ms));
+  EXPECT_EQ(k->state(), LeaseState::kUncertain);
+  at(t0, 13s);
+  (void)k->renew_if_due();
+  EXPECT_EQ(k->state(), LeaseState::kLost);
+  EXPECT_EQ(registry.last_renew_time_left(), std::optional<Duration>(500ms))
+      << "no call once no time is left";
+}
+
 TEST_F(LeaseKeeperTest, LateReplyExtendsOnlyToItsSendTimePlusStopAfter) {
   const MonoTime t0 = clock.mono_now();
   auto k = acquire();

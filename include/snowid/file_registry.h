@@ -9,26 +9,44 @@
 // host's runs cycle through the block instead of waiting on one id's mark.
 //
 // Registries on different directories of one host (two users' default state
-// directories, two SNOWID_STATE_DIR values) share no lock file. So a holder
-// also claims a host-wide name for its id: a Linux abstract Unix socket,
-// "@<host_lock_prefix>/r<R>-h<H>", bound (never listening) for the lease's
-// life. The kernel lets one socket at a time have the name and frees it when
-// the holding process dies, as it frees a flock. An id whose name is taken is
-// held, whatever the directory: acquire() passes it by, and a pinned request
-// for it gets kResourceExhausted saying that another registry directory on
-// this host holds it. Limits:
-// - Names are per network namespace: processes in different network
-//   namespaces (containers) that use different directories are not kept
-//   apart. Give them one directory, or distinct regions.
-// - Any local user can bind any name, and so make an id look held (a denial
-//   of service, never a duplicate).
-// - Across directories the high-water marks are not shared. A holder that
-//   follows one of another directory does not wait out that holder's mark:
-//   it relies on the time fence of its own directory and on the one host
-//   clock, which is past what the previous holder issued unless that holder
-//   issued ahead of the clock or the clock has since stepped back.
-// - Systems other than Linux have no abstract names; there the guard is off.
+// directories, two SNOWID_STATE_DIR values, containers with their own network
+// namespaces) share no lock file. So a holder also claims its id host-wide:
+// - a lock file in the host directory (host_dir, default
+//   /var/tmp/<host_lock_prefix>, mode 01777, shared by every user), flocked
+//   for the lease's life; flock holds across network namespaces and users;
+// - a Linux abstract Unix socket, "@<host_lock_prefix>/r<R>-h<H>", bound
+//   (never listening) for the lease's life, as before: it keeps apart
+//   holders that share a network namespace but not the host directory (an
+//   older version, a private /var/tmp).
+// The kernel frees both when the holding process dies. An id claimed
+// host-wide is held, whatever the directory: acquire() passes it by, and a
+// pinned request for it gets kResourceExhausted saying that another registry
+// directory on this host holds it.
 //
+// The host directory also keeps a mark per id, which holders of every
+// directory raise with their own: an acquirer takes the later of its
+// directory's and the host's high water and release time, so a successor
+// through another directory, even with its clock behind, waits out its
+// predecessor's mark or refuses; it never issues again what was issued.
+// The formats are in file_registry.cc and docs/leases.md.
+//
+// If the host directory cannot be used (missing and not creatable, a
+// symlink, writable by others without the sticky bit, owned by another
+// non-root user without the sticky bit, its files unreadable), acquire()
+// fails with kUnavailable naming the path and the opt-out, and takes no id;
+// an unreadable host mark makes its id unusable (kDataLoss), like the
+// directory's.
+//
+// Limits:
+// - Any local user can lock a host file or bind a name, and so make an id
+//   look held (a denial of service, never a duplicate). The owner of a sticky
+//   host directory that is not root can remove its files.
+// - Processes that do not share the host directory (separate mount
+//   namespaces with their own /var/tmp, separate hosts) are not kept apart:
+//   give them one host_dir, or distinct regions.
+// - Systems other than Linux have no abstract names; there only the host
+//   directory guards.
+
 // Thread safety: as WorkerRegistry. Destroying the registry lets go of every
 // lease it still holds, recording nothing (as abandon()); no call may be in
 // progress then.
@@ -62,13 +80,18 @@ struct FileRegistryOptions {
   // same id at once, whatever their directories; those that must not exclude
   // each other (independent deployments of distinct id spaces, tests running
   // side by side) use distinct prefixes. Empty turns the guard off: then only
-  // registries on the same directory exclude each other. At most 64 bytes,
-  // no NUL.
+  // registries on the same directory exclude each other, and host_dir is not
+  // used. At most 64 bytes, no NUL.
   std::string host_lock_prefix = "snowid-worker";
+  // The host directory (see above): registries that must exclude each other
+  // use the same one. Empty: "/var/tmp/<host_lock_prefix>" (then the prefix
+  // must not contain '/'). Created with mode 01777 if missing.
+  std::string host_dir;
 };
 
 // kInvalidArgument for bad options; kUnavailable if the directory cannot be
-// created. `clock` must outlive the registry.
+// created. The host directory is checked (and created) by acquire(). `clock` must outlive the
+// registry.
 //
 // release() frees the id even when it cannot record the mark (it returns the
 // error then): the mark on disk already covers everything issued, since

@@ -103,7 +103,16 @@ class WorkerRegistry {
 
   // Extends the lease by its TTL and records `high_water` (which only grows).
   // OK only once both are durable in the registry and the lease is still ours.
-  virtual Status renew(const LeaseGrant& grant, WallTime high_water) = 0;
+  // `time_left` is how long the lease may still live, by the caller's count
+  // from the send time of its last renewal that succeeded: a registry that
+  // waits on a network gives up (kUnavailable, outcome unknown) once it has
+  // passed, and bounds each request by what is left of it, since a later
+  // answer is worth nothing. Duration::max(): no bound but the registry's own.
+  virtual Status renew(const LeaseGrant& grant, WallTime high_water, Duration time_left) = 0;
+  // renew() with no bound of the caller's.
+  Status renew(const LeaseGrant& grant, WallTime high_water) {
+    return renew(grant, high_water, Duration::max());
+  }
 
   // Records `high_water` and the release time, then frees the id. The caller
   // has stopped issuing. kLeaseLost if it was no longer held (nothing to do).

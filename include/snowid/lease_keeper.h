@@ -75,7 +75,11 @@ class LeaseKeeper {
   // and returns when the next one is due. The renewal thread calls it in a
   // loop; tests call it directly with a simulated clock.
   MonoTime renew_if_due();
-  // Starts the renewal thread and the revocation watcher (idempotent).
+  // Starts the renewal thread, the revocation watcher and the timeline
+  // thread (idempotent). The timeline thread moves the state to UNCERTAIN at
+  // the guard's deadline and to LOST once a TTL has passed since the send
+  // time of the last renewal that succeeded, even while a renewal call is
+  // blocked; each renewal call is bounded by the time left until then.
   void start();
   // Stops the threads, then records `last_issued` (the exact last instant the
   // holder issued in, if known, else the current mark) and frees the id.

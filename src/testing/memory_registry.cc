@@ -109,11 +109,12 @@ Result<LeaseGrant> MemoryRegistry::acquire(const LeaseRequest& request) {
   return LeaseGrant{WorkerId{request.region, host}, e.holder->token, e.holder->previous_high_water};
 }
 
-Status MemoryRegistry::renew(const LeaseGrant& grant, WallTime high_water) {
+Status MemoryRegistry::renew(const LeaseGrant& grant, WallTime high_water, Duration time_left) {
   RenewHook hook;
   {
     std::lock_guard<std::mutex> lock(mu_);
     hook = renew_hook_;
+    last_renew_time_left_ = time_left;
   }
   if (hook) hook(grant, high_water);
   std::lock_guard<std::mutex> lock(mu_);
@@ -269,6 +270,11 @@ std::uint64_t MemoryRegistry::acquires() const {
 std::uint64_t MemoryRegistry::renewals() const {
   std::lock_guard<std::mutex> lock(mu_);
   return renewals_;
+}
+
+std::optional<Duration> MemoryRegistry::last_renew_time_left() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return last_renew_time_left_;
 }
 
 std::uint64_t MemoryRegistry::releases() const {

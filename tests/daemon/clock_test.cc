@@ -364,8 +364,11 @@ TEST_F(ClockTest, RestartBehindThePersistedFenceIsRefusedEvenWithoutTheLeaseMark
   const std::vector<std::string> pinned = {"--host", "5"};
   const std::uint64_t max_issued = issue_and_stop_pinned(pinned);
   ASSERT_GT(max_issued, 0u);
-  const std::string mark = dir_.state_dir() + "/workers/r0-h5.mark";
-  ASSERT_EQ(std::remove(mark.c_str()), 0) << "no mark file at " << mark;
+  // Both copies of the mark: the state directory's and the host directory's.
+  for (const std::string& mark :
+       {dir_.state_dir() + "/workers/r0-h5.mark", dir_.host_dir() + "/r0-h5.mark"}) {
+    ASSERT_EQ(std::remove(mark.c_str()), 0) << "no mark file at " << mark;
+  }
   expect_refused_then_fine(pinned, max_issued, {"FAILED_PRECONDITION", "fence", "clock"});
 }
 

@@ -32,7 +32,7 @@ TEST(Lease, FencedWorkerIdIsReplacedByAFreshOneAndClientsSeeOnlyRetryableRefusal
   const ProcessResult fence =
       run_process({kSnowidCli, "workers", "fence", "0", std::to_string(old_host), "--state-dir",
                    dir.state_dir()},
-                  {{"SNOWID_HOST_LOCK", dir.host_lock()}});
+                  dir.env());
   ASSERT_EQ(fence.exit_code, 0) << fence.err;
 
   // Until the daemon holds a fresh id, refusals say so and nothing else.

@@ -323,7 +323,8 @@ TEST(Startup, WithoutConfigurationTheSocketAndStateGoWhereTheDefaultsSay) {
   auto d = DaemonProcess::start({}, {{"XDG_RUNTIME_DIR", runtime},
                                      {"XDG_STATE_HOME", state},
                                      {"SNOWID_HTTP", "127.0.0.1:0"},
-                                     {"SNOWID_HOST_LOCK", dir.host_lock()}});
+                                     {"SNOWID_HOST_LOCK", dir.host_lock()},
+                                     {"SNOWID_HOST_DIR", dir.host_dir()}});
   ASSERT_TRUE(d->wait_ready()) << d->raw_text();
   EXPECT_EQ(d->socket_path(), runtime + "/snowid/snowidd.sock");
   const ProcessResult r = redis_cli(d->socket_path(), {"NEXTID"});

@@ -39,7 +39,7 @@ std::vector<std::string> DaemonDir::args(const std::vector<std::string>& extra) 
 }
 
 Env DaemonDir::env(const Env& extra) const {
-  Env out = {{"SNOWID_HOST_LOCK", host_lock_}};
+  Env out = {{"SNOWID_HOST_LOCK", host_lock_}, {"SNOWID_HOST_DIR", host_dir()}};
   out.insert(out.end(), extra.begin(), extra.end());
   return out;
 }

@@ -47,10 +47,12 @@ class DaemonDir {
   std::string state_dir() const { return dir_.file("state"); }
   std::string file(const std::string& name) const { return dir_.file(name); }
   const std::string& host_lock() const { return host_lock_; }
+  // The host directory of the file registry, inside this directory.
+  std::string host_dir() const { return dir_.file("host"); }
 
   // --socket, --http 127.0.0.1:0 and --state-dir of this directory, then `extra`.
   std::vector<std::string> args(const std::vector<std::string>& extra = {}) const;
-  // SNOWID_HOST_LOCK of this directory, then `extra`.
+  // SNOWID_HOST_LOCK and SNOWID_HOST_DIR of this directory, then `extra`.
   Env env(const Env& extra = {}) const;
 
   // Starts snowidd with args(extra_args) and env(extra_env); does not wait.

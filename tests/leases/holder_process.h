@@ -14,11 +14,14 @@ namespace snowid::leases_test {
 
 class HolderProcess : public test_support::JsonLineProcess {
  public:
-  // Starts `argv[0]` with the given arguments; null if it cannot be started.
-  static std::unique_ptr<HolderProcess> spawn(const std::vector<std::string>& argv);
+  // Starts `argv[0]` with the given arguments, in the test's environment
+  // plus `extra_env` ("NAME=value", later entries win); null if it cannot be
+  // started.
+  static std::unique_ptr<HolderProcess> spawn(const std::vector<std::string>& argv,
+                                              const std::vector<std::string>& extra_env = {});
 
  private:
-  explicit HolderProcess(const std::vector<std::string>& argv);
+  HolderProcess(const std::vector<std::string>& argv, const std::vector<std::string>& extra_env);
 };
 
 // The current CLOCK_MONOTONIC reading in ns, comparable with the "mono_ns" of

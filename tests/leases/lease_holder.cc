@@ -1,6 +1,7 @@
 // A long-running holder of a leased worker id for the lease scenario tests: a
 // real process the tests can stop, kill and fence. It issues ids at a steady
 // pace and reports on stdout, one JSON object per line:
+//   {"event":"started","wall_ms":W,"netns":"net:[...]","mono_ns":N}  before acquiring
 //   {"event":"acquired","region":R,"host":H,"mono_ns":N}
 //   {"event":"id","id":"...","mono_ns":N}            every id issued
 //   {"event":"refused","code":"LEASE_UNCERTAIN","mono_ns":N}  first refusal of a run
@@ -11,7 +12,12 @@
 //
 // Usage: lease_holder (--etcd URLS | --state-dir DIR) [--region R] [--host H]
 //          [--ttl-s N] [--renew-ms N] [--stop-ms N] [--quarantine-ms N]
-//          [--skew-ms N] [--every-us N] [--host-lock PREFIX]
+//          [--skew-ms N] [--every-us N] [--host-lock PREFIX] [--host-dir DIR]
+//          [--count N]
+// --count N stops after N ids, as SIGTERM does. wall_ms is the wall clock as
+// this process reads it (libfaketime may shift it); netns names its network
+// namespace.
+#include <limits.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -43,6 +49,12 @@ void emit(const std::string& line) {
   std::fflush(stdout);
 }
 
+std::string netns() {
+  char buf[PATH_MAX] = {};
+  const ssize_t n = ::readlink("/proc/self/ns/net", buf, sizeof buf - 1);
+  return n > 0 ? std::string(buf, static_cast<std::size_t>(n)) : std::string("unknown");
+}
+
 int fail(const std::string& what) {
   std::fprintf(stderr, "lease_holder: %s\n", what.c_str());
   return 2;
@@ -51,11 +63,12 @@ int fail(const std::string& what) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string etcd, state_dir, host_lock;
+  std::string etcd, state_dir, host_lock, host_dir;
   unsigned region = 0;
   long host = -1;
   long ttl_s = 10, renew_ms = 3000, stop_ms = 8000, quarantine_ms = -1, skew_ms = 100;
   long every_us = 1000;
+  long count = -1;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string flag = argv[i];
     const char* v = argv[i + 1];
@@ -81,6 +94,10 @@ int main(int argc, char** argv) {
       every_us = std::atol(v);
     else if (flag == "--host-lock")
       host_lock = v;
+    else if (flag == "--host-dir")
+      host_dir = v;
+    else if (flag == "--count")
+      count = std::atol(v);
     else
       return fail("unknown flag " + flag);
   }
@@ -101,6 +118,7 @@ int main(int argc, char** argv) {
     snowid::FileRegistryOptions o;
     o.dir = state_dir;
     if (!host_lock.empty()) o.host_lock_prefix = host_lock;
+    if (!host_dir.empty()) o.host_dir = host_dir;
     if (quarantine_ms >= 0) o.quarantine = std::chrono::milliseconds(quarantine_ms);
     registry = snowid::make_file_registry(clock, o);
   }
@@ -129,6 +147,8 @@ int main(int argc, char** argv) {
 
   std::signal(SIGTERM, on_signal);
   std::signal(SIGINT, on_signal);
+  emit("{\"event\":\"started\",\"wall_ms\":" + std::to_string(snowid::unix_ms(clock.wall_now())) +
+       ",\"netns\":\"" + netns() + "\",\"mono_ns\":" + std::to_string(mono_ns()) + "}");
   auto created = snowid::LeasedGenerator::create(clock, *registry.value(), std::move(opt));
   if (!created.is_ok()) {
     std::fprintf(stderr, "lease_holder: %s\n", created.status().to_string().c_str());
@@ -139,10 +159,11 @@ int main(int argc, char** argv) {
        std::to_string(gen.worker().host) + ",\"mono_ns\":" + std::to_string(mono_ns()) + "}");
 
   bool refusing = false;
-  while (!g_stop.load()) {
+  while (!g_stop.load() && count != 0) {
     const snowid::IdResult r = gen.try_next();
     if (r.ok()) {
       refusing = false;
+      if (count > 0) --count;
       emit("{\"event\":\"id\",\"id\":\"" + std::to_string(r.id) +
            "\",\"mono_ns\":" + std::to_string(mono_ns()) + "}");
     } else if (r.code != snowid::Code::kSequenceExhausted && r.code != snowid::Code::kClockBehind &&

@@ -351,12 +351,17 @@ TEST(LeaseScenario, FenceFromTheToolStopsAnEtcdHolderAndItTakesAFreshId) {
 TEST(LeaseScenario, FenceFromTheToolStopsAFileRegistryHolderAndItTakesAFreshId) {
   std::string dir = (std::filesystem::temp_directory_path() / "snowid-lease-XXXXXX").string();
   ASSERT_NE(mkdtemp(dir.data()), nullptr);
-  // The tool reads its host-lock names from the environment; give both the
-  // same private ones so that this test cannot meet another on the machine.
+  // The tool reads its host-lock names and host directory from the
+  // environment; give both the same private ones so that this test cannot
+  // meet another on the machine, and the host directory goes with `dir`.
   const std::string lock = "snowid-scenario-" + std::to_string(::getpid());
+  const std::string host_dir = dir + "/host";
   ::setenv("SNOWID_HOST_LOCK", lock.c_str(), 1);
-  fence_scenario("file registry", {"--state-dir", dir}, {"--host-lock", lock});
+  ::setenv("SNOWID_HOST_DIR", host_dir.c_str(), 1);
+  fence_scenario("file registry", {"--state-dir", dir},
+                 {"--host-lock", lock, "--host-dir", host_dir});
   ::unsetenv("SNOWID_HOST_LOCK");
+  ::unsetenv("SNOWID_HOST_DIR");
   std::filesystem::remove_all(dir);
 }
 

@@ -78,6 +78,7 @@ Result<std::unique_ptr<WorkerRegistry>> open_registry(const RegistryConfig& c, c
     o.layout = layout;
     if (c.quarantine) o.quarantine = *c.quarantine;
     if (!c.host_lock.empty()) o.host_lock_prefix = c.host_lock == "off" ? "" : c.host_lock;
+    o.host_dir = c.host_dir;
     return make_file_registry(clock, std::move(o));
   }
 #ifdef SNOWID_COMMON_ETCD

@@ -43,6 +43,9 @@ struct RegistryConfig {
   // The name prefix of the file registry's host-wide id locks, as
   // $SNOWID_HOST_LOCK gives it: empty for the default, "off" for none.
   std::string host_lock;
+  // The file registry's host directory, as $SNOWID_HOST_DIR gives it: empty
+  // for the default, /var/tmp/<prefix>.
+  std::string host_dir;
 };
 
 // Copies etcd_prefix, etcd_cluster and the credentials (etcd_ca, etcd_cert,

@@ -16,6 +16,8 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "temp_dir.h"
+
 extern char** environ;
 
 namespace snowid::cli::testing {
@@ -38,6 +40,9 @@ std::vector<std::string> child_environment(const CliRun& run) {
   // test process gets names of its own, so tests running side by side (each
   // with its own state directory) do not take each other's ids.
   changes.emplace_back("SNOWID_HOST_LOCK", "snowid-cli-test-" + std::to_string(::getpid()));
+  // And a host directory of its own, removed when the test process exits.
+  static const test_support::TempDir host_dir("snowid-cli-host");
+  changes.emplace_back("SNOWID_HOST_DIR", host_dir.path() + "/host");
   changes.insert(changes.end(), run.env.begin(), run.env.end());
   std::vector<std::string> env;
   for (char** e = environ; *e != nullptr; ++e) {

@@ -46,7 +46,8 @@ void add_registry_options(CLI::App& app, RegistryFlags& f) {
       "Worker-id registry",
       "etcd for a fleet; without --etcd or SNOWID_ETCD_ENDPOINTS, the file registry of this "
       "host in the state directory, whose ids are also locked host-wide under the name prefix "
-      "$SNOWID_HOST_LOCK (default snowid-worker; off: no host-wide lock)");
+      "$SNOWID_HOST_LOCK (default snowid-worker; off: no host-wide lock), in the host directory "
+      "$SNOWID_HOST_DIR (default /var/tmp/<prefix>)");
   g->add_option("--registry", f.registry,
                 "auto (the default: etcd when --etcd is set, else the file registry, which is "
                 "refused under a container orchestrator), file or etcd (env SNOWID_REGISTRY)")
@@ -112,6 +113,7 @@ Result<RegistrySettings> resolve_registry(const RegistryFlags& f, bool need_stat
   s.etcd_user = flag_or_env(f.etcd_user, "SNOWID_ETCD_USER");
   s.etcd_password = flag_or_env(f.etcd_password, "SNOWID_ETCD_PASSWORD");
   s.host_lock = flag_or_env(std::string(), "SNOWID_HOST_LOCK");
+  s.host_dir = flag_or_env(std::string(), "SNOWID_HOST_DIR");
   return s;
 }
 
@@ -133,6 +135,7 @@ Result<std::unique_ptr<WorkerRegistry>> open_registry(const RegistrySettings& s,
   if (Status st = common::check_registry_choice(choice_of(s), {}, warning); !st.is_ok()) return st;
   c.state_dir = s.state_dir;
   c.host_lock = s.host_lock;
+  c.host_dir = s.host_dir;
   if (s.etcd) {
 #ifdef SNOWID_CLI_ETCD
     Result<std::vector<std::string>> endpoints = parse_etcd_endpoints(s.etcd_endpoints);

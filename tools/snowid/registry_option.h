@@ -49,6 +49,9 @@ struct RegistrySettings {
   // locks (empty: the default; "off": none). Separate deployments, or tests
   // running side by side, on one host give each their own.
   std::string host_lock;
+  // $SNOWID_HOST_DIR: the file registry's host directory (empty: the
+  // default, /var/tmp/<prefix>).
+  std::string host_dir;
 };
 
 // Reads the environment. `need_state_dir`: fail if no state directory can be

@@ -47,7 +47,9 @@ class MemoryRegistry final : public WorkerRegistry {
                  std::uint64_t seed = 0x5eed);
 
   Result<LeaseGrant> acquire(const LeaseRequest& request) override;
-  Status renew(const LeaseGrant& grant, WallTime high_water) override;
+  using WorkerRegistry::renew;
+  // Records `time_left` (last_renew_time_left()) and otherwise ignores it.
+  Status renew(const LeaseGrant& grant, WallTime high_water, Duration time_left) override;
   Status release(const LeaseGrant& grant, WallTime high_water) override;
   // Drops the holder if `grant` still holds the id (nothing otherwise). While
   // unavailable it changes nothing, like a revoke that cannot reach etcd; the
@@ -82,6 +84,8 @@ class MemoryRegistry final : public WorkerRegistry {
   // Operations that took effect (including those whose reply was lost).
   std::uint64_t acquires() const;
   std::uint64_t renewals() const;
+  // The time_left of the last renew() call, whether or not it took effect.
+  std::optional<Duration> last_renew_time_left() const;
   std::uint64_t releases() const;
   std::uint64_t fences() const;
   // abandon() calls, whether or not there was anything left to drop.
@@ -127,6 +131,7 @@ class MemoryRegistry final : public WorkerRegistry {
   RenewHook renew_hook_;
   std::uint64_t acquires_ = 0;
   std::uint64_t renewals_ = 0;
+  std::optional<Duration> last_renew_time_left_;
   std::uint64_t releases_ = 0;
   std::uint64_t fences_ = 0;
   std::uint64_t abandons_ = 0;
