@@ -1,13 +1,15 @@
 # How the tests share the machine when ctest runs many at once: the test
 # presets run `ctest -j 8` on CI's two cores. Each test is in one class:
 #
-#   WAIT     waits: on etcd's leases, timers, child processes, databases.
-#            Using little CPU, such tests run side by side in whatever slots
-#            are free. The default.
-#   CORE     keeps one core busy (unit, property, vector, fuzz tests). Each
-#            holds one of two locks, snowid_core_1 or snowid_core_2 (by
-#            turns), so at most two run at once, one per core, while waiting
-#            tests fill the other slots.
+#   WAIT     waits: on etcd's leases, timers, child processes, databases;
+#            or is over in milliseconds of CPU, as the unit, CLI and vector
+#            tests are (a few ms each, most of it starting the process).
+#            Such tests run side by side in whatever slots are free. The
+#            default.
+#   CORE     keeps one core busy for a while (property, fuzz and sequence
+#            scenario tests). Each holds one of two locks, snowid_core_1 or
+#            snowid_core_2 (by turns), so at most two run at once, one per
+#            core, while waiting tests fill the other slots.
 #   TIMED    waits, but asserts a wall-time bound of a few seconds or less (a
 #            fence noticed within 1 s, buffers that outlast a restart): holds
 #            one of the two locks as CORE does, so that beside it at most one
@@ -23,7 +25,8 @@
 # times of earlier runs do not replace it): TIGHT first, while the machine
 # is quiet, then MACHINE one after another, then TIMED and CORE two at a
 # time, with the waiting tests started alongside throughout, the longest
-# first (COST on a WAIT test). A test that needs both locks starts only when
+# first (COST on a WAIT test). ctest may still start a fixture's dependents
+# (the PostgreSQL tests) as soon as the fixture is up. A test that needs both locks starts only when
 # both are free at once, so putting those first keeps them from waiting for
 # the last test that holds one. With fewer slots (ctest -j 2) the classes
 # still exclude each other; TIGHT then runs alone.
