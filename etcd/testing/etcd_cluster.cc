@@ -340,12 +340,12 @@ Status EtcdCluster::restart(int i) {
   return wait_ready(i, 20s);
 }
 
-Result<std::pair<std::uint64_t, std::uint64_t>> EtcdCluster::status_of(int i) const {
+Result<std::string> EtcdCluster::post(int i, const std::string& path) const {
   const Member& m = members_.at(static_cast<std::size_t>(i));
   CURL* curl = curl_easy_init();
   if (curl == nullptr) return Status(Code::kUnavailable, "curl_easy_init failed");
   std::string body;
-  const std::string url = m.client_url + "/v3/maintenance/status";
+  const std::string url = m.client_url + path;
   curl_easy_setopt(curl, CURLOPT_URL, url.c_str());
   curl_easy_setopt(curl, CURLOPT_POSTFIELDS, "{}");
   curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, 1000L);
@@ -368,6 +368,31 @@ Result<std::pair<std::uint64_t, std::uint64_t>> EtcdCluster::status_of(int i) co
                   m.name + " does not answer: " +
                       (rc != CURLE_OK ? curl_easy_strerror(rc) : "HTTP " + std::to_string(http)));
   }
+  return body;
+}
+
+Result<bool> EtcdCluster::answers_as_ours(int i) const {
+  Result<std::string> body = post(i, "/v3/cluster/member/list");
+  if (!body.is_ok()) return body.status();
+  const std::string& peer = members_.at(static_cast<std::size_t>(i)).peer_url;
+  try {
+    const nlohmann::json doc = nlohmann::json::parse(body.value());
+    for (const nlohmann::json& member : doc.value("members", nlohmann::json::array())) {
+      for (const nlohmann::json& url : member.value("peerURLs", nlohmann::json::array())) {
+        if (url.is_string() && url.get<std::string>() == peer) return true;
+      }
+    }
+    return false;
+  } catch (const std::exception& e) {
+    return Status(Code::kUnavailable, "an unreadable member list: " + std::string(e.what()));
+  }
+}
+
+Result<std::pair<std::uint64_t, std::uint64_t>> EtcdCluster::status_of(int i) const {
+  const Member& m = members_.at(static_cast<std::size_t>(i));
+  Result<std::string> fetched = post(i, "/v3/maintenance/status");
+  if (!fetched.is_ok()) return fetched.status();
+  const std::string& body = fetched.value();
   try {
     const nlohmann::json doc = nlohmann::json::parse(body);
     const auto header = doc.find("header");
@@ -389,7 +414,16 @@ Status EtcdCluster::wait_ready(int i, Duration timeout) {
       return Status(Code::kUnavailable, m.name + " exited at start:\n" + log_tail(i));
     }
     Result<std::pair<std::uint64_t, std::uint64_t>> s = status_of(i);
-    if (s.is_ok() && s->second != 0) return Status::ok();
+    if (s.is_ok() && s->second != 0) {
+      // Ports are picked before etcd binds them: the answer may come from
+      // another test's etcd that took this client port (and this member then
+      // fails to bind and exits). Only one that lists this member's own peer
+      // URL is ours.
+      Result<bool> ours = answers_as_ours(i);
+      if (ours.is_ok() && ours.value()) return Status::ok();
+      last = ours.is_ok() ? Status(Code::kUnavailable, "another etcd answers on " + m.client_url)
+                          : ours.status();
+    }
     if (!s.is_ok()) last = s.status();
     std::this_thread::sleep_for(50ms);
   }

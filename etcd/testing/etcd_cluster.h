@@ -84,6 +84,11 @@ class EtcdCluster {
   Status wait_ready(int i, Duration timeout);
   // The member id and the leader it reports; kUnavailable if it does not answer.
   Result<std::pair<std::uint64_t, std::uint64_t>> status_of(int i) const;
+  // POSTs "{}" to member i's client URL + `path`: the body of a 200 answer.
+  Result<std::string> post(int i, const std::string& path) const;
+  // Whether the etcd answering on member i's client URL lists member i's
+  // peer URL, i.e. is this cluster's member and not another's on that port.
+  Result<bool> answers_as_ours(int i) const;
 
   EtcdClusterOptions options_;
   std::string dir_;
