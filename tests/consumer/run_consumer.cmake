@@ -55,7 +55,7 @@ set(prefix "${WORK_DIR}/prefix")
 run("configure snowid"
     "${CMAKE_COMMAND}" -S "${SNOWID_SOURCE_DIR}" -B "${WORK_DIR}/snowid-build" ${common_args}
     -DSNOWID_BUILD_TESTS=OFF -DSNOWID_BUILD_TOOLS=OFF -DSNOWID_BUILD_BENCHMARKS=OFF
-    -DSNOWID_BUILD_FUZZERS=OFF -DSNOWID_INSTALL=ON -DSNOWID_SANITIZE=
+    -DSNOWID_BUILD_FUZZERS=OFF -DSNOWID_BUILD_DAEMON=OFF -DSNOWID_INSTALL=ON -DSNOWID_SANITIZE=
     "-DCMAKE_INSTALL_PREFIX=${prefix}" -DCMAKE_INSTALL_LIBDIR=lib)
 run("build snowid" "${CMAKE_COMMAND}" --build "${WORK_DIR}/snowid-build" --parallel ${JOBS})
 run("install snowid" "${CMAKE_COMMAND}" --install "${WORK_DIR}/snowid-build")
