@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <cstdlib>
 #include <iostream>
 #include <map>
 #include <memory>
@@ -164,10 +165,15 @@ TEST_F(HostWideLease, PinnedIdReleasedInOneDirectoryIsNotReissuedFromAnotherWith
   EXPECT_EQ(closed->at("code").get<std::string>(), "OK") << "A did not release its id";
 
   const std::int64_t test_wall_ms = unix_ms(system_clock().wall_now());
+  // An ASan-built holder refuses a preloaded library it did not link first.
+  const char* asan = std::getenv("ASAN_OPTIONS");
+  const std::string asan_options =
+      (asan != nullptr && *asan != '\0' ? std::string(asan) + ":" : "") +
+      "verify_asan_link_order=0";
   auto b = HolderProcess::spawn(
       holder_args("b", {"--host", "0", "--count", "2000", "--every-us", "0", "--skew-ms", "0"}),
       {"LD_PRELOAD=" + std::string(SNOWID_LIBFAKETIME_PATH), "FAKETIME=-3",
-       "FAKETIME_DONT_FAKE_MONOTONIC=1"});
+       "FAKETIME_DONT_FAKE_MONOTONIC=1", "ASAN_OPTIONS=" + asan_options});
   ASSERT_NE(b, nullptr);
   const std::optional<int> b_exit = b->wait_exit(seconds(60));
   ASSERT_TRUE(b_exit) << "holder B did not finish";
