@@ -87,6 +87,7 @@ TEST(EtcdLeaseTimeline, StoppedClusterLeaseIsLostWithinTtlPlusOneRequestTimeoutO
   EtcdOptions eo;
   eo.endpoints = etcd.endpoints();
   eo.cluster = "timeline";
+  ASSERT_TRUE(etcd.initialize_namespace("timeline").is_ok());
   eo.request_timeout = kRequestTimeout;
   Result<std::unique_ptr<WorkerRegistry>> inner = make_etcd_registry(system_clock(), eo);
   ASSERT_TRUE(inner.is_ok()) << inner.status().to_string();
@@ -158,6 +159,7 @@ TEST(EtcdLeaseTimeline, ARenewalIsBoundedByTheTimeLeftWhenThatIsShorterThanTheRe
   EtcdOptions eo;
   eo.endpoints = etcd.endpoints();
   eo.cluster = "bounded";
+  ASSERT_TRUE(etcd.initialize_namespace("bounded").is_ok());
   eo.request_timeout = 5s;
   Result<std::unique_ptr<WorkerRegistry>> reg = make_etcd_registry(system_clock(), eo);
   ASSERT_TRUE(reg.is_ok()) << reg.status().to_string();

@@ -28,6 +28,7 @@
 #include "etcd_registry_internal.h"
 #include "gateway_client.h"
 #include "gateway_json.h"
+#include "store_history.h"
 #include "worker_keys.h"
 #include "worker_values.h"
 
@@ -158,6 +159,17 @@ class EtcdRegistry final : public WorkerRegistry {
     return guarded<Status>([&] { return fence_impl(worker); });
   }
 
+  // See initialize_etcd_namespace and declare_etcd_data_lost.
+  Status initialize_store() {
+    return guarded<Status>([&] { return initialize_store_impl(); });
+  }
+  Result<StoreValue> declare_lost(Duration in_flight, const std::string& reason) {
+    return guarded<Result<StoreValue>>([&]() -> Result<StoreValue> {
+      history_.set_pending(reason);
+      return check_store(in_flight);
+    });
+  }
+
  private:
   template <typename R, typename F>
   static R guarded(F&& f) {
@@ -176,6 +188,21 @@ class EtcdRegistry final : public WorkerRegistry {
   Result<bool> wait_lost_impl(const LeaseGrant& grant, Duration timeout);
   Result<std::vector<WorkerRecord>> list_impl(std::optional<std::uint32_t> region);
   Status fence_impl(WorkerId worker);
+  Status initialize_store_impl();
+  // Reads the namespace's store record and returns it, first writing it
+  // anew when the store is found new, lost or rolled back: then every id
+  // counts as marked at the clock's now plus `in_flight` (stop_after: every
+  // holder under the old store renewed before the loss, so none issues
+  // later, within the allowed skew), or at the record's own, if later.
+  Result<StoreValue> check_store(Duration in_flight);
+  // How long a holder of a lost store may go on issuing, as far as this
+  // process can know: the longest stop_after of the leases acquired here,
+  // and at least the default's (other processes' timings are not known).
+  Duration in_flight() const {
+    return std::max<Duration>(std::chrono::nanoseconds(max_stop_after_ns_.load()),
+                              LeaseTiming{}.stop_after);
+  }
+  std::string new_incarnation();
 
   struct Choice {
     std::uint32_t host = 0;
@@ -186,7 +213,9 @@ class EtcdRegistry final : public WorkerRegistry {
                            const GatewayClient::CallOptions& call = {}) {
     Result<std::string> body = client_.call("/v3/kv/range", range_body(key, end), call);
     if (!body.is_ok()) return body.status();
-    return parse_range(body.value());
+    Result<RangeReply> reply = parse_range(body.value());
+    if (reply.is_ok()) observe(reply->header);
+    return reply;
   }
 
   Result<std::optional<KeyValue>> get(const std::string& key,
@@ -203,7 +232,17 @@ class EtcdRegistry final : public WorkerRegistry {
     Result<std::string> body =
         client_.call("/v3/kv/txn", txn_body(compares, success, failure), call);
     if (!body.is_ok()) return body.status();
-    return parse_txn(body.value());
+    Result<TxnReply> reply = parse_txn(body.value());
+    if (reply.is_ok()) observe(reply->header);
+    return reply;
+  }
+
+  // Every range and transaction is linearizable, so none may show an
+  // earlier store than one already seen: if it does, etcd lost writes.
+  void observe(const Header& header) {
+    if (std::optional<std::string> why = history_.observe(header)) {
+      history_.set_pending(std::move(*why));
+    }
   }
 
   // OK also when the lease is already gone.
@@ -237,6 +276,8 @@ class EtcdRegistry final : public WorkerRegistry {
   GatewayClient client_;
   std::mutex rng_mu_;
   std::mt19937_64 rng_;  // guarded by rng_mu_
+  StoreHistory history_;
+  std::atomic<std::int64_t> max_stop_after_ns_{0};
   std::atomic<bool> closing_{false};
   // The cancel flags of the wait_lost() calls in progress, and what their
   // pauses between broken streams wait on.
@@ -380,13 +421,22 @@ Result<LeaseGrant> EtcdRegistry::try_acquire(const LeaseRequest& request, std::i
   // and the mark it saw (the previous holders' high-water mark).
   std::optional<std::uint32_t> pending_host;
   std::optional<WallTime> pending_previous;
+  // A store found new, lost or rolled back marks every id at once.
+  const std::int64_t stop_ns =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(request.timing.stop_after).count();
+  for (std::int64_t seen = max_stop_after_ns_.load();
+       seen < stop_ns && !max_stop_after_ns_.compare_exchange_weak(seen, stop_ns);) {
+  }
+  Result<StoreValue> store = check_store(in_flight());
+  if (!store.is_ok()) return store.status();
+  const std::optional<WallTime> store_high_water = store->high_water;
 
   auto granted = [&](WorkerId worker, std::int64_t create_revision,
                      std::optional<WallTime> previous) {
     LeaseGrant g;
     g.worker = worker;
     g.token = encode_token(GrantToken{lease, create_revision, worker});
-    g.previous_high_water = previous;
+    g.previous_high_water = later(previous, store_high_water);
     return g;
   };
 
@@ -502,6 +552,11 @@ Status EtcdRegistry::renew_impl(const LeaseGrant& grant, WallTime high_water, Du
   const std::string mark_key = keys_.mark(token->worker);
   Result<std::optional<KeyValue>> mark = get(mark_key, bounded);
   if (!mark.is_ok()) return mark.status();
+  if (const Result<MarkValue> read = mark_of(mark.value()); read.is_ok()) {
+    if (std::optional<std::string> why = history_.check_mark(grant.token, read->high_water)) {
+      history_.set_pending(std::move(*why));
+    }
+  }
   for (int round = 0; round < kMarkRounds; ++round) {
     Result<MarkValue> old_mark = mark_of(mark.value());
     if (!old_mark.is_ok()) return old_mark.status();
@@ -513,7 +568,18 @@ Status EtcdRegistry::renew_impl(const LeaseGrant& grant, WallTime high_water, Du
                                  {Op::put(mark_key, encode_mark(new_mark))},
                                  {Op::range(holder_key), Op::range(mark_key)}, bounded);
     if (!reply.is_ok()) return reply.status();
-    if (reply->succeeded) return Status::ok();
+    if (reply->succeeded) {
+      history_.stored_mark(grant.token, *new_mark.high_water);
+      // This lease survived whatever the store lost (a restore from a
+      // snapshot that holds it): the holder goes on, and the record tells
+      // every acquirer to wait past what the others may have issued. A
+      // failure here is retried by the next call, not the renewal's.
+      if (std::optional<std::string> why = history_.take_pending()) {
+        history_.set_pending(std::move(*why));
+        (void)check_store(in_flight());
+      }
+      return Status::ok();
+    }
     Result<std::optional<KeyValue>> holder = kv_of(reply.value(), 0);
     if (!holder.is_ok()) return holder.status();
     if (!holder.value() || holder.value()->create_revision != token->create_revision) {
@@ -529,6 +595,7 @@ Status EtcdRegistry::renew_impl(const LeaseGrant& grant, WallTime high_water, Du
 Status EtcdRegistry::release_impl(const LeaseGrant& grant, WallTime high_water) {
   Result<GrantToken> token = decode_token(grant.token);
   if (!token.is_ok()) return token.status();
+  history_.forget(grant.token);
   const std::string holder_key = keys_.holder(token->worker);
   const std::string mark_key = keys_.mark(token->worker);
   Result<std::optional<KeyValue>> mark = get(mark_key);
@@ -791,6 +858,98 @@ Status EtcdRegistry::fence_impl(WorkerId worker) {
   return unavailable("the mark of worker " + worker_text(worker) + " kept changing");
 }
 
+// --- The store record -----------------------------------------------------------
+
+std::string EtcdRegistry::new_incarnation() {
+  std::uint64_t v = 0;
+  {
+    std::lock_guard<std::mutex> lock(rng_mu_);
+    v = rng_();
+  }
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::string out(16, '0');
+  for (int i = 15; i >= 0; --i, v >>= 4) out[static_cast<std::size_t>(i)] = kDigits[v & 0xf];
+  return out;
+}
+
+Result<StoreValue> EtcdRegistry::check_store(Duration in_flight) {
+  const std::string& key = keys_.store();
+  for (int round = 0; round < kMarkRounds; ++round) {
+    Result<std::optional<KeyValue>> kv = get(key);
+    if (!kv.is_ok()) return kv.status();
+    std::optional<std::string> why = history_.take_pending();
+    std::optional<StoreValue> old;
+    std::string reason;
+    if (kv.value()) {
+      Result<StoreValue> v = decode_store(kv.value()->value);
+      if (!v.is_ok()) return v.status();
+      old = std::move(v).value();
+      const std::string known = history_.incarnation();
+      // Without news, or when the record was written anew since this
+      // process last read it (another holder recorded the same loss, or an
+      // operator declared it), the record stands.
+      if (!why || (!known.empty() && known != old->incarnation)) {
+        history_.adopt(old->incarnation);
+        return *old;
+      }
+    } else if (!why) {
+      if (!history_.incarnation().empty()) {
+        why = "the store record vanished";
+      } else {
+        // A namespace whose worker keys predate store records gets one
+        // without a mark of its own; an empty one may be new or may have
+        // been lost, and the two look alike.
+        Result<RangeReply> all = range(keys_.all(), prefix_end(keys_.all()));
+        if (!all.is_ok()) return all.status();
+        if (all->kvs.empty()) {
+          why = "no store record and no worker keys: a new namespace, or etcd lost its data";
+        } else {
+          reason = "first written for worker keys that predate store records";
+        }
+      }
+    }
+    StoreValue next;
+    next.incarnation = new_incarnation();
+    next.high_water = old ? old->high_water : std::nullopt;
+    if (why) {
+      next.high_water = later(next.high_water, clock_.wall_now() + in_flight);
+      reason = *why;
+    }
+    next.reason = reason;
+    next.written_at = clock_.wall_now();
+    const std::int64_t seen = kv.value() ? kv.value()->mod_revision : 0;
+    Result<TxnReply> reply =
+        txn({{Compare::Target::kMod, key, seen}}, {Op::put(key, encode_store(next))}, {});
+    if (!reply.is_ok()) {
+      if (why) history_.set_pending(*why);
+      return reply.status();
+    }
+    if (reply->succeeded) {
+      history_.adopt(next.incarnation);
+      return next;
+    }
+    // The record changed under us: read it again, still carrying the news.
+    if (why) history_.set_pending(*why);
+  }
+  return unavailable("the store record of " + keys_.store() + " kept changing");
+}
+
+Status EtcdRegistry::initialize_store_impl() {
+  const std::string& key = keys_.store();
+  StoreValue v;
+  v.incarnation = new_incarnation();
+  v.reason = "initialized as a new namespace";
+  v.written_at = clock_.wall_now();
+  Result<TxnReply> reply =
+      txn({{Compare::Target::kCreate, key, 0}}, {Op::put(key, encode_store(v))}, {});
+  if (!reply.is_ok()) return reply.status();
+  if (!reply->succeeded) {
+    return Status(Code::kAlreadyExists, key + " already has a store record");
+  }
+  history_.adopt(v.incarnation);
+  return Status::ok();
+}
+
 // --- Options ------------------------------------------------------------------
 
 Status invalid(std::string message) { return Status(Code::kInvalidArgument, std::move(message)); }
@@ -862,11 +1021,51 @@ Result<std::unique_ptr<WorkerRegistry>> make_etcd_registry_with_faults(const Clo
   }
 }
 
+namespace {
+
+Result<std::unique_ptr<EtcdRegistry>> connected(const Clock& clock, EtcdOptions options) {
+  Result<GatewayOptions> gateway = check_options(options);
+  if (!gateway.is_ok()) return gateway.status();
+  auto registry = std::make_unique<EtcdRegistry>(clock, std::move(options),
+                                                 std::move(gateway).value(), nullptr);
+  if (const Status s = registry->connect(); !s.is_ok()) return s;
+  return registry;
+}
+
+}  // namespace
+
 }  // namespace etcd
 
 Result<std::unique_ptr<WorkerRegistry>> make_etcd_registry(const Clock& clock,
                                                            EtcdOptions options) {
   return etcd::make_etcd_registry_with_faults(clock, std::move(options), nullptr);
+}
+
+Status initialize_etcd_namespace(const Clock& clock, EtcdOptions options) {
+  try {
+    Result<std::unique_ptr<etcd::EtcdRegistry>> r = etcd::connected(clock, std::move(options));
+    if (!r.is_ok()) return r.status();
+    return r.value()->initialize_store();
+  } catch (const std::exception& e) {
+    return etcd::unavailable(std::string("etcd registry: ") + e.what());
+  }
+}
+
+Result<WallTime> declare_etcd_data_lost(const Clock& clock, EtcdOptions options,
+                                        Duration in_flight) {
+  if (in_flight < Duration::zero() || in_flight > std::chrono::hours(1)) {
+    return Status(Code::kInvalidArgument, "the in-flight time must be from 0 to 1 hour");
+  }
+  try {
+    Result<std::unique_ptr<etcd::EtcdRegistry>> r = etcd::connected(clock, std::move(options));
+    if (!r.is_ok()) return r.status();
+    Result<etcd::StoreValue> v = r.value()->declare_lost(
+        in_flight, "declared by an operator: etcd's data was restored or lost");
+    if (!v.is_ok()) return v.status();
+    return *v->high_water;
+  } catch (const std::exception& e) {
+    return etcd::unavailable(std::string("etcd registry: ") + e.what());
+  }
 }
 
 }  // namespace snowid

@@ -76,6 +76,7 @@ class EtcdRegistryTest : public ::testing::Test {
     Result<std::unique_ptr<EtcdCluster>> c = EtcdCluster::start(std::move(o));
     ASSERT_TRUE(c.is_ok()) << c.status().to_string();
     cluster_ = std::move(c).value();
+    ASSERT_TRUE(cluster_->initialize_namespace("test").is_ok());
   }
   void SetUp() override { start(); }
 

@@ -103,6 +103,7 @@ std::string bytes_member(const json& obj, const char* name) {
 Header read_header(const json& obj) {
   Header h;
   if (const json* header = object_member(obj, "header")) {
+    h.cluster_id = integer_member<std::uint64_t>(*header, "cluster_id");
     h.member_id = integer_member<std::uint64_t>(*header, "member_id");
     h.revision = int64_member(*header, "revision");
   }
@@ -412,6 +413,7 @@ Result<KeepAliveReply> parse_keepalive(std::string_view body) {
   return guarded<KeepAliveReply>("keepalive", body, [](const json& doc) {
     const json& result = unwrap_result(doc);
     KeepAliveReply r;
+    r.header = read_header(result);
     r.id = int64_member(result, "ID");
     r.ttl = int64_member(result, "TTL");
     return r;

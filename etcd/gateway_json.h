@@ -68,6 +68,8 @@ std::string authenticate_body(std::string_view user, std::string_view password);
 // --- Replies ----------------------------------------------------------------
 
 struct Header {
+  // 0 when the gateway left it out.
+  std::uint64_t cluster_id = 0;
   std::uint64_t member_id = 0;
   std::int64_t revision = 0;
 };
@@ -104,6 +106,7 @@ struct LeaseGrantReply {
 };
 
 struct KeepAliveReply {
+  Header header;
   std::int64_t id = 0;
   // Seconds left; 0 when the gateway left it out: the lease was not found.
   std::int64_t ttl = 0;

@@ -18,7 +18,8 @@ std::optional<std::uint32_t> parse_number(std::string_view s) {
 }  // namespace
 
 WorkerKeys::WorkerKeys(std::string_view prefix, std::string_view cluster)
-    : base_(std::string(prefix) + "/" + std::string(cluster) + "/workers/") {}
+    : base_(std::string(prefix) + "/" + std::string(cluster) + "/workers/"),
+      store_(std::string(prefix) + "/" + std::string(cluster) + "/store") {}
 
 std::string WorkerKeys::region(std::uint32_t region) const {
   return base_ + std::to_string(region) + "/";

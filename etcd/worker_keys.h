@@ -1,7 +1,8 @@
 // Where the registry keeps each worker id in etcd:
 //   <prefix>/<cluster>/workers/<region>/<host>/holder
 //   <prefix>/<cluster>/workers/<region>/<host>/mark
-// with region and host in decimal.
+// with region and host in decimal, and the namespace's store record at
+//   <prefix>/<cluster>/store
 #pragma once
 
 #include <cstdint>
@@ -24,6 +25,7 @@ class WorkerKeys {
   std::string region(std::uint32_t region) const;
   std::string holder(WorkerId worker) const;
   std::string mark(WorkerId worker) const;
+  const std::string& store() const noexcept { return store_; }
 
   struct Parsed {
     WorkerId worker;
@@ -34,7 +36,8 @@ class WorkerKeys {
   std::optional<Parsed> parse(std::string_view key) const;
 
  private:
-  std::string base_;  // "<prefix>/<cluster>/workers/"
+  std::string base_;   // "<prefix>/<cluster>/workers/"
+  std::string store_;  // "<prefix>/<cluster>/store"
 };
 
 }  // namespace snowid::etcd

@@ -142,6 +142,36 @@ Result<MarkValue> decode_mark(std::string_view text) {
   }
 }
 
+std::string encode_store(const StoreValue& store) {
+  json doc = {{"incarnation", store.incarnation}};
+  if (store.high_water) doc["high_water_ms"] = ceil_ms(*store.high_water);
+  doc["reason"] = store.reason;
+  doc["written_ms"] = ceil_ms(store.written_at);
+  return doc.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+Result<StoreValue> decode_store(std::string_view text) {
+  try {
+    const std::optional<json> doc = parse_object(text);
+    if (!doc) return data_loss("store", "not a JSON object");
+    StoreValue v;
+    v.incarnation = string_member(*doc, "incarnation");
+    if (v.incarnation.size() != 16 || !parse_hex(v.incarnation)) {
+      return data_loss("store", "bad incarnation");
+    }
+    if (const auto hw = int_member(*doc, "high_water_ms", -kMaxMs, kMaxMs)) {
+      v.high_water = wall_from_unix_ms(*hw);
+    }
+    v.reason = string_member(*doc, "reason");
+    if (const auto at = int_member(*doc, "written_ms", -kMaxMs, kMaxMs)) {
+      v.written_at = wall_from_unix_ms(*at);
+    }
+    return v;
+  } catch (const std::exception& e) {
+    return data_loss("store", e.what());
+  }
+}
+
 std::string encode_token(const GrantToken& t) {
   return "etcd:" + hex(t.lease) + ":" + std::to_string(t.create_revision) + ":" +
          std::to_string(t.worker.region) + ":" + std::to_string(t.worker.host);

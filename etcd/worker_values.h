@@ -5,6 +5,9 @@
 //           (lease in hexadecimal, as etcdctl prints lease ids)
 //   mark    {"high_water_ms":1772359200123,"released_at_ms":1772359100000}
 //           (Unix milliseconds; released_at_ms absent until a release or fence)
+//   store   {"incarnation":"3f9c0a7d5e2b4c18","high_water_ms":1772359208123,
+//            "reason":"new or lost store","written_ms":1772359200123}
+//           (one per <prefix>/<cluster>; high_water_ms absent when none)
 // And the grant token handed to the holder: "etcd:<lease hex>:<holder create
 // revision>:<region>:<host>".
 #pragma once
@@ -40,6 +43,23 @@ struct MarkValue {
 std::string encode_mark(const MarkValue& mark);
 // kDataLoss if `text` is not a mark value.
 Result<MarkValue> decode_mark(std::string_view text);
+
+// The namespace's store record (docs/leases.md, "When etcd loses data").
+struct StoreValue {
+  // 16 lower-case hex digits, drawn anew each time the record is written
+  // because the store was found new, lost or restored.
+  std::string incarnation;
+  // Every id counts as marked at least at this instant: nothing issued under
+  // a lost store can be later. Rounded up to the millisecond.
+  std::optional<WallTime> high_water;
+  // Why the record was last written, for operators.
+  std::string reason;
+  WallTime written_at{};
+};
+
+std::string encode_store(const StoreValue& store);
+// kDataLoss if `text` is not a store record.
+Result<StoreValue> decode_store(std::string_view text);
 
 struct GrantToken {
   std::int64_t lease = 0;

@@ -76,6 +76,39 @@ TEST(MarkValue, RoundsTheHighWaterMarkUpToTheMillisecond) {
   }
 }
 
+TEST(StoreValue, RoundTripsAndKeepsTheRecordsKey) {
+  EXPECT_EQ(WorkerKeys("/snowid", "prod").store(), "/snowid/prod/store");
+  EXPECT_FALSE(WorkerKeys("/snowid", "prod").parse("/snowid/prod/store"));
+  StoreValue v;
+  v.incarnation = "3f9c0a7d5e2b4c18";
+  v.high_water = wall_from_unix_ms(1'772'359'208'123) + std::chrono::microseconds(1);
+  v.reason = "etcd's revision went back";
+  v.written_at = wall_from_unix_ms(1'772'359'200'123);
+  const std::string text = encode_store(v);
+  EXPECT_EQ(text,
+            "{\"high_water_ms\":1772359208124,\"incarnation\":\"3f9c0a7d5e2b4c18\","
+            "\"reason\":\"etcd's revision went back\",\"written_ms\":1772359200123}");
+  Result<StoreValue> back = decode_store(text);
+  ASSERT_TRUE(back.is_ok()) << back.status().to_string();
+  EXPECT_EQ(back->incarnation, v.incarnation);
+  EXPECT_EQ(back->high_water, wall_from_unix_ms(1'772'359'208'124));
+  EXPECT_EQ(back->reason, v.reason);
+  v.high_water.reset();
+  back = decode_store(encode_store(v));
+  ASSERT_TRUE(back.is_ok());
+  EXPECT_FALSE(back->high_water);
+}
+
+TEST(StoreValue, UnreadableRecordsAreDataLoss) {
+  for (const char* bad :
+       {"", "[]", "{}", "{\"incarnation\":\"12\"}", "{\"incarnation\":\"zzzzzzzzzzzzzzzz\"}",
+        "{\"incarnation\":\"3f9c0a7d5e2b4c18\",\"high_water_ms\":\"x\"}"}) {
+    Result<StoreValue> r = decode_store(bad);
+    ASSERT_FALSE(r.is_ok()) << bad;
+    EXPECT_EQ(r.status().code(), Code::kDataLoss) << bad;
+  }
+}
+
 TEST(GrantToken, RoundTripsAndRefusesForeignTokens) {
   const GrantToken t{0x7fffffffffffffff, 123, WorkerId{3, 255}};
   Result<GrantToken> back = decode_token(encode_token(t));

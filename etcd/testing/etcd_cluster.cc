@@ -19,6 +19,8 @@
 #include <sstream>
 #include <thread>
 
+#include "snowid/etcd_registry.h"
+
 extern char** environ;
 
 namespace snowid::etcd::testing {
@@ -336,6 +338,44 @@ Status EtcdCluster::signal(int i, int sig) {
 
 Status EtcdCluster::restart(int i) {
   stop(i);
+  if (const Status s = spawn(i); !s.is_ok()) return s;
+  return wait_ready(i, 20s);
+}
+
+Status EtcdCluster::initialize_namespace(const std::string& cluster, const std::string& prefix) {
+  EtcdOptions o;
+  o.endpoints = endpoints();
+  o.prefix = prefix;
+  o.cluster = cluster;
+  if (options_.tls) {
+    o.ca_file = ca_file_;
+    if (options_.client_cert_auth) {
+      o.cert_file = client_cert_;
+      o.key_file = client_key_;
+    }
+  }
+  return initialize_etcd_namespace(system_clock(), std::move(o));
+}
+
+Status EtcdCluster::back_up(int i, const std::string& to) {
+  stop(i);
+  std::error_code ec;
+  std::filesystem::copy(members_.at(static_cast<std::size_t>(i)).data_dir, to,
+                        std::filesystem::copy_options::recursive, ec);
+  if (ec) return Status(Code::kUnavailable, "cannot copy the data directory: " + ec.message());
+  if (const Status s = spawn(i); !s.is_ok()) return s;
+  return wait_ready(i, 20s);
+}
+
+Status EtcdCluster::restart_on(int i, const std::string& from) {
+  stop(i);
+  const std::string& data = members_.at(static_cast<std::size_t>(i)).data_dir;
+  std::error_code ec;
+  std::filesystem::remove_all(data, ec);
+  if (!ec && !from.empty()) {
+    std::filesystem::copy(from, data, std::filesystem::copy_options::recursive, ec);
+  }
+  if (ec) return Status(Code::kUnavailable, "cannot replace the data directory: " + ec.message());
   if (const Status s = spawn(i); !s.is_ok()) return s;
   return wait_ready(i, 20s);
 }

@@ -50,6 +50,18 @@ class EtcdCluster {
   // Stops member i if it runs, starts it again on its data and ports, and
   // waits until it answers.
   Status restart(int i);
+  // Stops member i, copies its data directory to `to` (a cold backup), and
+  // starts it again on its data.
+  Status back_up(int i, const std::string& to);
+  // Stops member i and starts it again on a copy of `from` (an earlier
+  // back_up: a restore from the past), or on an empty data directory when
+  // `from` is empty (a lost disk, a pod on ephemeral storage): with one
+  // member, a new cluster.
+  Status restart_on(int i, const std::string& from);
+  // Declares the namespace <prefix>/<cluster> new (initialize_etcd_namespace),
+  // so that its first holders do not wait out a stop deadline as after a
+  // loss of etcd's data.
+  Status initialize_namespace(const std::string& cluster, const std::string& prefix = "/snowid");
   // The index of the member that leads now, as the running members report it.
   Result<int> leader_index(Duration timeout = std::chrono::seconds(10)) const;
 

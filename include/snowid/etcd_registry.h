@@ -52,7 +52,22 @@ Result<std::vector<std::string>> parse_etcd_endpoints(const std::string& text);
 // Checks the options and connects (authenticating if a user is set).
 // kUnavailable if no member answers; kInvalidArgument for bad options.
 // `clock` must outlive the registry.
-Result<std::unique_ptr<WorkerRegistry>> make_etcd_registry(const Clock& clock,
-                                                           EtcdOptions options);
+Result<std::unique_ptr<WorkerRegistry>> make_etcd_registry(const Clock& clock, EtcdOptions options);
+
+// The namespace's store record (docs/leases.md, "When etcd loses data").
+// An acquirer that finds neither a record nor any worker key cannot tell a
+// new namespace from one whose etcd lost its data, so it makes every id wait
+// out what a holder under a lost store could still issue (stop_after, 8 s by
+// default). This writes the record of a namespace that has never issued an
+// id, so that its first holders need not wait: `snowid workers init`.
+// kAlreadyExists if it has one. Never after a loss: it would lift the wait.
+Status initialize_etcd_namespace(const Clock& clock, EtcdOptions options);
+
+// Declares that etcd's data was restored from a backup or lost: every id
+// counts as marked at now + `in_flight` (the longest a holder of the old
+// store may go on issuing: its stop_after), so no acquirer issues what one
+// of them may have issued. `snowid workers restored`. Returns that instant.
+Result<WallTime> declare_etcd_data_lost(const Clock& clock, EtcdOptions options,
+                                        Duration in_flight);
 
 }  // namespace snowid

@@ -69,6 +69,76 @@ bool etcd_supported() noexcept {
 #endif
 }
 
+namespace {
+
+#ifdef SNOWID_COMMON_ETCD
+EtcdOptions etcd_options(const RegistryConfig& c, const Layout& layout) {
+  EtcdOptions o;
+  o.endpoints = c.etcd_endpoints;
+  if (!c.etcd_prefix.empty()) o.prefix = c.etcd_prefix;
+  if (!c.etcd_cluster.empty()) o.cluster = c.etcd_cluster;
+  o.layout = layout;
+  if (c.quarantine) o.quarantine = *c.quarantine;
+  o.ca_file = c.etcd_ca;
+  o.cert_file = c.etcd_cert;
+  o.key_file = c.etcd_key;
+  o.user = c.etcd_user;
+  o.password = c.etcd_password;
+  return o;
+}
+
+// `status`, with an etcd that did not answer named.
+Status with_etcd_reach(const RegistryConfig& c, Status status) {
+  if (status.code() != Code::kUnavailable) return status;
+  std::string endpoints;
+  for (const std::string& e : c.etcd_endpoints) endpoints += (endpoints.empty() ? "" : ",") + e;
+  return Status(Code::kUnavailable, "cannot reach etcd at " + endpoints + ": " + status.message());
+}
+template <typename T>
+Result<T> with_etcd_reach(const RegistryConfig& c, Result<T> result) {
+  if (result.is_ok()) return result;
+  return with_etcd_reach(c, result.status());
+}
+#endif
+
+Status no_store_record(const RegistryConfig& c) {
+  if (c.etcd_endpoints.empty()) {
+    return Status(Code::kFailedPrecondition,
+                  "only etcd keeps a store record; the file registry needs none");
+  }
+  return Status(Code::kFailedPrecondition, "this build has no etcd support");
+}
+
+}  // namespace
+
+Status initialize_etcd_namespace(const RegistryConfig& c, const Layout& layout,
+                                 const Clock& clock) {
+#ifdef SNOWID_COMMON_ETCD
+  if (!c.etcd_endpoints.empty()) {
+    return with_etcd_reach(c, snowid::initialize_etcd_namespace(clock, etcd_options(c, layout)));
+  }
+#else
+  (void)layout;
+  (void)clock;
+#endif
+  return no_store_record(c);
+}
+
+Result<WallTime> declare_etcd_data_lost(const RegistryConfig& c, const Layout& layout,
+                                        const Clock& clock, Duration in_flight) {
+#ifdef SNOWID_COMMON_ETCD
+  if (!c.etcd_endpoints.empty()) {
+    return with_etcd_reach(
+        c, snowid::declare_etcd_data_lost(clock, etcd_options(c, layout), in_flight));
+  }
+#else
+  (void)layout;
+  (void)clock;
+  (void)in_flight;
+#endif
+  return no_store_record(c);
+}
+
 Result<std::unique_ptr<WorkerRegistry>> open_registry(const RegistryConfig& c, const Layout& layout,
                                                       const Clock& clock) {
   if (c.etcd_endpoints.empty()) {
@@ -82,25 +152,7 @@ Result<std::unique_ptr<WorkerRegistry>> open_registry(const RegistryConfig& c, c
     return make_file_registry(clock, std::move(o));
   }
 #ifdef SNOWID_COMMON_ETCD
-  EtcdOptions o;
-  o.endpoints = c.etcd_endpoints;
-  if (!c.etcd_prefix.empty()) o.prefix = c.etcd_prefix;
-  if (!c.etcd_cluster.empty()) o.cluster = c.etcd_cluster;
-  o.layout = layout;
-  if (c.quarantine) o.quarantine = *c.quarantine;
-  o.ca_file = c.etcd_ca;
-  o.cert_file = c.etcd_cert;
-  o.key_file = c.etcd_key;
-  o.user = c.etcd_user;
-  o.password = c.etcd_password;
-  Result<std::unique_ptr<WorkerRegistry>> registry = make_etcd_registry(clock, std::move(o));
-  if (!registry.is_ok() && registry.status().code() == Code::kUnavailable) {
-    std::string endpoints;
-    for (const std::string& e : c.etcd_endpoints) endpoints += (endpoints.empty() ? "" : ",") + e;
-    return Status(Code::kUnavailable,
-                  "cannot reach etcd at " + endpoints + ": " + registry.status().message());
-  }
-  return registry;
+  return with_etcd_reach(c, make_etcd_registry(clock, etcd_options(c, layout)));
 #else
   (void)layout;
   (void)clock;

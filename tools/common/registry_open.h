@@ -81,6 +81,14 @@ bool etcd_supported() noexcept;
 Result<std::unique_ptr<WorkerRegistry>> open_registry(const RegistryConfig& config,
                                                       const Layout& layout, const Clock& clock);
 
+// The store record of an etcd namespace (snowid/etcd_registry.h):
+// `snowid workers init` and `snowid workers restored`. kFailedPrecondition
+// for the file registry, which keeps no such record, or a build without etcd.
+Status initialize_etcd_namespace(const RegistryConfig& config, const Layout& layout,
+                                 const Clock& clock);
+Result<WallTime> declare_etcd_data_lost(const RegistryConfig& config, const Layout& layout,
+                                        const Clock& clock, Duration in_flight);
+
 // Who this process is, as registries show it to operators: the host name,
 // the pid, `started`; no address.
 HolderInfo this_holder(WallTime started);

@@ -42,6 +42,7 @@ class EtcdCliTest : public ::testing::Test {
     Result<std::unique_ptr<EtcdCluster>> started = EtcdCluster::start();
     ASSERT_TRUE(started.is_ok()) << started.status().to_string();
     cluster_ = std::move(started).value();
+    ASSERT_TRUE(cluster_->initialize_namespace("cli").is_ok());
   }
 
   // Runs with etcd given through SNOWID_ETCD_ENDPOINTS and a private state
@@ -102,6 +103,32 @@ TEST_F(EtcdCliTest, ConcurrentRunsLeaseDifferentIdsAndListShowsTheirHolders) {
   EXPECT_EQ(b.finish().exit_code, 0);
   // Released: no longer held.
   EXPECT_NE(record_of(list(), wa)["state"], "held");
+}
+
+TEST_F(EtcdCliTest, InitDeclaresANewNamespaceOnceAndRestoredMakesTheNextRunWait) {
+  // SetUp initialized "cli": a second init changes nothing and says so.
+  const CliResult again = run_cli(with_etcd({"workers", "init"}));
+  EXPECT_EQ(again.exit_code, 1);
+  EXPECT_NE(again.err.find("already has a store record"), std::string::npos) << again.err;
+  CliRun other = with_etcd({"workers", "init"});
+  other.args.back() = "cli-other";  // the --etcd-cluster value
+  const CliResult fresh = run_cli(other);
+  EXPECT_EQ(fresh.exit_code, 0) << fresh.err;
+  EXPECT_NE(fresh.out.find("initialized the namespace"), std::string::npos) << fresh.out;
+
+  const auto before = std::chrono::system_clock::now();
+  const CliResult declared = run_cli(with_etcd({"workers", "restored", "--in-flight-ms", "1500"}));
+  ASSERT_EQ(declared.exit_code, 0) << declared.err;
+  EXPECT_NE(declared.out.find("every worker id now counts as used until"), std::string::npos)
+      << declared.out;
+  // The next id comes only once the declared instant is past.
+  const CliResult next = run_cli(with_etcd({"next"}));
+  ASSERT_EQ(next.exit_code, 0) << next.err;
+  const auto after = std::chrono::system_clock::now();
+  EXPECT_GE(after - before, std::chrono::milliseconds(1500));
+
+  EXPECT_EQ(run_cli(with_etcd({"workers", "restored", "--in-flight-ms", "soon"})).exit_code, 2);
+  EXPECT_EQ(run_cli(with_etcd({"workers", "restored", "--in-flight-ms", "3600001"})).exit_code, 2);
 }
 
 TEST_F(EtcdCliTest, FenceFromTheCliStopsTheHolderWhichLeasesAnotherId) {

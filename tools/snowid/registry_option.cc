@@ -125,8 +125,7 @@ Status check_registry_choice(const RegistrySettings& s) {
                                        common::detect_host_sharing(common::process_env), warning);
 }
 
-Result<std::unique_ptr<WorkerRegistry>> open_registry(const RegistrySettings& s,
-                                                      const Layout& layout, const Clock& clock) {
+Result<common::RegistryConfig> registry_config(const RegistrySettings& s) {
   common::RegistryConfig c;
   c.choice = s.choice;
   // A choice that contradicts the endpoints is refused for every command;
@@ -148,7 +147,14 @@ Result<std::unique_ptr<WorkerRegistry>> open_registry(const RegistrySettings& s,
                   "SNOWID_ETCD_ENDPOINTS to use the file registry");
 #endif
   }
-  return common::open_registry(c, layout, clock);
+  return c;
+}
+
+Result<std::unique_ptr<WorkerRegistry>> open_registry(const RegistrySettings& s,
+                                                      const Layout& layout, const Clock& clock) {
+  Result<common::RegistryConfig> c = registry_config(s);
+  if (!c.is_ok()) return c.status();
+  return common::open_registry(c.value(), layout, clock);
 }
 
 LeaseTiming lease_timing_for(const RegistrySettings& s) {

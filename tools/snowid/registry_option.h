@@ -61,6 +61,10 @@ struct RegistrySettings {
 // file or etcd.
 Result<RegistrySettings> resolve_registry(const RegistryFlags& flags, bool need_state_dir);
 
+// The settings as the registry opener takes them: kInvalidArgument for a
+// registry choice that contradicts the endpoints or bad endpoints.
+Result<common::RegistryConfig> registry_config(const RegistrySettings& settings);
+
 // Opens the registry for `layout`'s region and host widths. etcd that does
 // not answer: kUnavailable naming the endpoints.
 Result<std::unique_ptr<WorkerRegistry>> open_registry(const RegistrySettings& settings,

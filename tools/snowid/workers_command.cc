@@ -1,6 +1,8 @@
 // `snowid workers`: what operators see of the worker-id registry.
 //   list [--region R] [--json]   every worker id with a record
 //   fence REGION HOST            revoke a lease: its holder stops issuing
+//   init                         etcd: declare a namespace new (no first wait)
+//   restored [--in-flight-ms N]  etcd: declare its data restored or lost
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
@@ -36,27 +38,86 @@ struct FenceOptions {
   std::string host;
 };
 
+struct RestoredOptions {
+  WorkersOptions common;
+  std::string in_flight_ms = "8000";
+};
+
 std::string worker_text(WorkerId w) {
   return std::to_string(w.region) + "/" + std::to_string(w.host);
 }
 
-// The registry for the layout in effect now.
-Result<std::unique_ptr<WorkerRegistry>> open_for(const WorkersOptions& opt, const Layout** layout,
-                                                 LayoutFile& file) {
+// The layout in effect now, which must have worker ids.
+Result<const Layout*> layout_now(const WorkersOptions& opt, LayoutFile& file) {
   const WallTime now = system_clock().wall_now();
   Result<LayoutFile> read = resolve_layout(opt.layout, now);
   if (!read.is_ok()) return read.status();
   file = std::move(read).value();
   Result<std::size_t> era = era_at(file.history, now);
   if (!era.is_ok()) return era.status();
-  *layout = &file.history.eras()[era.value()].layout;
-  if (!(*layout)->can_generate()) {
+  const Layout* layout = &file.history.eras()[era.value()].layout;
+  if (!layout->can_generate()) {
     return Status(Code::kInvalidArgument,
-                  "layout " + (*layout)->name() + " is decode-only; it has no worker ids");
+                  "layout " + layout->name() + " is decode-only; it has no worker ids");
   }
+  return layout;
+}
+
+// The registry for the layout in effect now.
+Result<std::unique_ptr<WorkerRegistry>> open_for(const WorkersOptions& opt, const Layout** layout,
+                                                 LayoutFile& file) {
+  Result<const Layout*> now = layout_now(opt, file);
+  if (!now.is_ok()) return now.status();
+  *layout = now.value();
   Result<RegistrySettings> settings = resolve_registry(opt.registry, false);
   if (!settings.is_ok()) return settings.status();
   return open_registry(settings.value(), **layout, system_clock());
+}
+
+int write_out(const std::string& text);
+
+// The registry settings of a store-record command, with the layout in effect.
+Result<common::RegistryConfig> store_config(const WorkersOptions& opt, const Layout** layout,
+                                            LayoutFile& file) {
+  Result<const Layout*> now = layout_now(opt, file);
+  if (!now.is_ok()) return now.status();
+  *layout = now.value();
+  Result<RegistrySettings> settings = resolve_registry(opt.registry, false);
+  if (!settings.is_ok()) return settings.status();
+  return registry_config(settings.value());
+}
+
+int run_init(const WorkersOptions& opt) {
+  LayoutFile file;
+  const Layout* layout = nullptr;
+  Result<common::RegistryConfig> config = store_config(opt, &layout, file);
+  if (!config.is_ok()) return report(config.status());
+  const Status s = common::initialize_etcd_namespace(config.value(), *layout, system_clock());
+  if (s.code() == Code::kAlreadyExists) {
+    // Not bad input, and nothing was changed.
+    print_error(s.message() + "; nothing changed");
+    return kExitFailure;
+  }
+  if (!s.is_ok()) return report(s);
+  return write_out(
+      "initialized the namespace: its first holders issue at once, without waiting out what a "
+      "lost store's holders may have issued\n");
+}
+
+int run_restored(const RestoredOptions& opt) {
+  Result<std::uint64_t> ms = parse_number(opt.in_flight_ms, "--in-flight-ms", 0, 3'600'000);
+  if (!ms.is_ok()) return report(ms.status());
+  LayoutFile file;
+  const Layout* layout = nullptr;
+  Result<common::RegistryConfig> config = store_config(opt.common, &layout, file);
+  if (!config.is_ok()) return report(config.status());
+  const Result<WallTime> until = common::declare_etcd_data_lost(
+      config.value(), *layout, system_clock(),
+      std::chrono::milliseconds(static_cast<std::int64_t>(ms.value())));
+  if (!until.is_ok()) return report(until.status());
+  return write_out("every worker id now counts as used until " + format_iso8601(until.value()) +
+                   ": acquirers wait past it, so nothing issued under the old store is issued "
+                   "again\n");
 }
 
 std::string state_of(const WorkerRecord& r) {
@@ -219,14 +280,37 @@ Command add_workers_command(CLI::App& root) {
   add_registry_options(*fence_app, fence->common.registry);
   add_layout_option(*fence_app, fence->common.layout);
 
+  auto init = std::make_shared<WorkersOptions>();
+  CLI::App* init_app = app->add_subcommand(
+      "init",
+      "etcd: declare a namespace that has never issued an id new, so that its first holders "
+      "need not wait out a stop deadline (never after etcd lost its data)");
+  add_registry_options(*init_app, init->registry);
+  add_layout_option(*init_app, init->layout);
+
+  auto restored = std::make_shared<RestoredOptions>();
+  CLI::App* restored_app = app->add_subcommand(
+      "restored",
+      "etcd: declare that its data was restored from a backup or lost; every acquirer waits "
+      "until the old store's holders can no longer be issuing");
+  restored_app
+      ->add_option("--in-flight-ms", restored->in_flight_ms,
+                   "How long a holder of the old store may go on issuing: its lease's stop "
+                   "deadline (default 8000)")
+      ->type_name("MS");
+  add_registry_options(*restored_app, restored->common.registry);
+  add_layout_option(*restored_app, restored->common.layout);
+
   app->footer(
-      "Both use etcd with --etcd or SNOWID_ETCD_ENDPOINTS, else the file registry in the state "
-      "directory, like snowid next.\n"
+      "All use etcd with --etcd or SNOWID_ETCD_ENDPOINTS, else the file registry in the state "
+      "directory, like snowid next (init and restored need etcd).\n"
       "Exit status: 0 ok, 1 failure (the registry could not be reached; fence: the id is not "
-      "held), 2 bad input.");
-  return {app, [list_app, list, fence](const Operands&) {
+      "held; init: the namespace has a record already), 2 bad input.");
+  return {app, [list_app, list, fence_app, fence, init_app, init, restored](const Operands&) {
             if (list_app->parsed()) return run_list(*list);
-            return run_fence(*fence);
+            if (fence_app->parsed()) return run_fence(*fence);
+            if (init_app->parsed()) return run_init(*init);
+            return run_restored(*restored);
           }};
 }
 

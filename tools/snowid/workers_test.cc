@@ -470,6 +470,21 @@ TEST(Etcd, UnreachableEtcdFailsWithOneClearLineAndNoIds) {
   EXPECT_TRUE(list_json(state).empty());
 }
 
+TEST(Workers, TheStoreRecordCommandsNeedEtcd) {
+  TempDir state;
+  for (const char* sub : {"init", "restored"}) {
+    const CliResult r = run_cli({"workers", sub, "--state-dir", state.path()});
+    EXPECT_EQ(r.exit_code, 1) << sub << ": " << r.err;
+    EXPECT_NE(r.err.find("only etcd keeps a store record"), std::string::npos) << r.err;
+    EXPECT_TRUE(is_one_line_error(r.err)) << sub << ": " << r.err;
+  }
+  // And an unreachable etcd is one clear line, as for every command.
+  const CliResult r =
+      run_cli({"workers", "restored", "--etcd", "http://127.0.0.1:9", "--state-dir", state.path()});
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_NE(r.err.find("cannot reach etcd at http://127.0.0.1:9"), std::string::npos) << r.err;
+}
+
 TEST(Etcd, MalformedEndpointsAreUsageErrors) {
   TempDir state;
   for (const std::string endpoints : {"localhost:2379", "ftp://x:1", "http://", "http://a:1,"}) {
