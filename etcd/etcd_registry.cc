@@ -67,9 +67,20 @@ std::optional<WallTime> later(std::optional<WallTime> a, std::optional<WallTime>
 
 // The instant an id that is not held becomes free: quarantine after the
 // later of its release and its mark. nullopt: free since forever.
+//
+// After a clean release, free from the later of the two, without
+// quarantine. The quarantine covers the clock skew between hosts and the
+// longest a holder that lost its lease could go on issuing. A clean release
+// commits only while its holder key is still the holder's own, after the
+// holder stopped issuing, and records its exact last instant: nothing goes
+// on issuing. The skew is covered by the acquirer itself, which waits until
+// its clock is max_clock_skew past the mark (LeaseKeeper::wait_until). An
+// expired, fenced or abandoned id, or a mark from before clean releases were
+// recorded, keeps the quarantine (docs/leases.md, "Quarantine").
 std::optional<WallTime> free_from(const MarkValue& mark, Duration quarantine) {
   const std::optional<WallTime> last = later(mark.released_at, mark.high_water);
   if (!last) return std::nullopt;
+  if (released_clean(mark)) return *last;
   return *last + quarantine;
 }
 
@@ -617,8 +628,15 @@ Status EtcdRegistry::release_impl(const LeaseGrant& grant, WallTime high_water) 
     Result<MarkValue> old_mark = mark_of(mark.value());
     if (!old_mark.is_ok()) return old_mark.status();
     MarkValue new_mark = old_mark.value();
-    new_mark.high_water = later(old_mark->high_water, high_water);
+    // The exact last instant, never below the previous holders' mark (the
+    // grant carries it), and not the larger of it and this holder's own
+    // renewal marks: those cap ids it can no longer issue, and a successor
+    // counting from them would wait up to stop_after for nothing (issue 12).
+    // Only this holder has written the mark since it was granted: every
+    // write checks who holds the id.
+    new_mark.high_water = later(grant.previous_high_water, high_water);
     new_mark.released_at = clock_.wall_now();
+    new_mark.clean_release = new_mark.high_water;
     const std::string value = encode_mark(new_mark);
     const std::int64_t seen = mark.value() ? mark.value()->mod_revision : 0;
     sent.push_back(value);

@@ -22,6 +22,8 @@
 #include "gateway_json.h"
 #include "snowid/testing/simulated_clock.h"
 #include "testing/etcd_cluster.h"
+#include "worker_keys.h"
+#include "worker_values.h"
 
 namespace snowid {
 namespace {
@@ -194,7 +196,8 @@ TEST_F(EtcdRegistryTest, OneMoreThanTheBlockIsRefusedNamingHeldAndQuarantinedIds
     ASSERT_TRUE(g.is_ok()) << g.status().to_string();
     grants.push_back(g.value());
   }
-  ASSERT_TRUE(reg->release(grants[0], system_clock().wall_now()).is_ok());
+  // Abandoned, it rests out the quarantine (a clean release would not).
+  reg->abandon(grants[0]);
   Result<LeaseGrant> fifth = reg->acquire(request_for(system_clock(), 2));
   ASSERT_FALSE(fifth.is_ok());
   EXPECT_EQ(fifth.status().code(), Code::kResourceExhausted);
@@ -208,7 +211,45 @@ TEST_F(EtcdRegistryTest, OneMoreThanTheBlockIsRefusedNamingHeldAndQuarantinedIds
 
 // --- Marks, quarantine, pinning ----------------------------------------------
 
-TEST_F(EtcdRegistryTest, ReleaseRecordsTheMarkAndTheIdRestsForTheQuarantine) {
+// The mark of `worker` as stored, read with a client of its own.
+etcd::MarkValue stored_mark(const EtcdCluster& cluster, WorkerId worker) {
+  etcd::GatewayOptions o;
+  o.endpoints = cluster.endpoints();
+  etcd::GatewayClient client(o);
+  EXPECT_TRUE(client.connect().is_ok());
+  const etcd::WorkerKeys keys("/snowid", "test");
+  Result<std::string> body = client.call("/v3/kv/range", etcd::range_body(keys.mark(worker)));
+  EXPECT_TRUE(body.is_ok()) << body.status().to_string();
+  if (!body.is_ok()) return {};
+  Result<etcd::RangeReply> r = etcd::parse_range(body.value());
+  EXPECT_TRUE(r.is_ok() && !r->kvs.empty())
+      << "no mark for " << worker.region << "/" << worker.host;
+  if (!r.is_ok() || r->kvs.empty()) return {};
+  Result<etcd::MarkValue> m = etcd::decode_mark(r->kvs.front().value);
+  EXPECT_TRUE(m.is_ok()) << m.status().to_string();
+  return m.is_ok() ? m.value() : etcd::MarkValue{};
+}
+
+// Writes `value` as the mark of `worker`, as another version of snowid would.
+void put_mark(const EtcdCluster& cluster, WorkerId worker, const std::string& value) {
+  etcd::GatewayOptions o;
+  o.endpoints = cluster.endpoints();
+  etcd::GatewayClient client(o);
+  ASSERT_TRUE(client.connect().is_ok());
+  const etcd::WorkerKeys keys("/snowid", "test");
+  Result<std::string> body =
+      client.call("/v3/kv/txn", etcd::txn_body({}, {etcd::Op::put(keys.mark(worker), value)}, {}));
+  ASSERT_TRUE(body.is_ok()) << body.status().to_string();
+}
+
+WallTime ceil_ms(WallTime t) { return std::chrono::ceil<std::chrono::milliseconds>(t); }
+
+// Issue 12, case 4: the release kept the larger of the exact last instant
+// and the holder's renewal mark (up to stop_after ahead), and the 10 s
+// quarantine counted from that: a pinned restart waited about 18 s. A clean
+// release records the exact instant, and the id is free once the acquirer's
+// clock is past it and the release time.
+TEST_F(EtcdRegistryTest, CleanReleaseRecordsTheExactLastInstantAndTheIdIsFreeWithoutQuarantine) {
   testing::SimulatedClock clock(system_clock().wall_now());
   auto reg = make(options(), clock);
   ASSERT_NE(reg, nullptr);
@@ -220,36 +261,119 @@ TEST_F(EtcdRegistryTest, ReleaseRecordsTheMarkAndTheIdRestsForTheQuarantine) {
   ASSERT_TRUE(g.is_ok()) << g.status().to_string();
   EXPECT_EQ(g->worker, (WorkerId{0, 5}));
   EXPECT_FALSE(g->previous_high_water.has_value()) << "a never-used id has no previous mark";
+  ASSERT_TRUE(reg->renew(g.value(), t0 + 9s).is_ok());
+  EXPECT_EQ(stored_mark(*cluster_, g->worker).high_water, ceil_ms(t0 + 9s));
 
-  // A lower mark at release keeps the higher one already recorded.
-  ASSERT_TRUE(reg->release(g.value(), t0 + 1s).is_ok());
+  // The holder issued its last id at t0 + 5 ms and released at t0 + 20 ms.
+  const WallTime last = t0 + 5ms;
+  clock.advance(20ms);
+  const WallTime released = clock.wall_now();
+  ASSERT_TRUE(reg->release(g.value(), last).is_ok());
+  const etcd::MarkValue mark = stored_mark(*cluster_, g->worker);
+  EXPECT_EQ(mark.high_water, ceil_ms(last)) << "not the renewal mark, t0 + 9 s";
+  EXPECT_EQ(mark.released_at, ceil_ms(released));
+  EXPECT_EQ(mark.clean_release, ceil_ms(last));
+  EXPECT_TRUE(etcd::released_clean(mark));
   Result<std::vector<WorkerRecord>> listed = reg->list(0);
   ASSERT_TRUE(listed.is_ok()) << listed.status().to_string();
   ASSERT_EQ(listed->size(), 1u);
-  const WorkerRecord& rec = listed->front();
-  EXPECT_FALSE(rec.holder.has_value());
-  const WallTime hw = std::chrono::ceil<std::chrono::milliseconds>(t0 + 8s);
-  EXPECT_EQ(rec.high_water, hw);
-  EXPECT_EQ(rec.released_at, std::chrono::ceil<std::chrono::milliseconds>(t0));
-  EXPECT_EQ(rec.quarantined_until, hw + 10s);
+  EXPECT_FALSE(listed->front().holder.has_value());
+  EXPECT_EQ(listed->front().high_water, ceil_ms(last));
+  EXPECT_EQ(listed->front().quarantined_until, ceil_ms(released)) << "the later of the two";
 
-  // Quarantined until the mark plus 10 s, on the registry's clock.
-  req.high_water = t0 + 2s;
+  // Free once the acquirer's clock is past the release time: no quarantine.
+  clock.set_wall(ceil_ms(released) - 1ns);
   Result<LeaseGrant> early = reg->acquire(req);
   ASSERT_FALSE(early.is_ok());
   EXPECT_EQ(early.status().code(), Code::kResourceExhausted);
   EXPECT_NE(early.status().message().find("worker 0/5 is quarantined until"), std::string::npos)
       << early.status().message();
-  clock.set_wall(hw + 10s - 1ns);
-  EXPECT_EQ(reg->acquire(req).status().code(), Code::kResourceExhausted);
-  clock.set_wall(hw + 10s);
+  clock.set_wall(ceil_ms(released));
+  req.high_water = clock.wall_now() + 8s;
   Result<LeaseGrant> again = reg->acquire(req);
   ASSERT_TRUE(again.is_ok()) << again.status().to_string();
-  EXPECT_EQ(again->previous_high_water, hw);
-  listed = reg->list(0);
-  ASSERT_TRUE(listed.is_ok());
-  EXPECT_EQ(listed->front().high_water, hw) << "acquire keeps the larger mark";
-  EXPECT_TRUE(listed->front().holder.has_value());
+  EXPECT_EQ(again->previous_high_water, ceil_ms(last))
+      << "the successor waits past this plus max_clock_skew";
+  const etcd::MarkValue held = stored_mark(*cluster_, g->worker);
+  EXPECT_EQ(held.high_water, ceil_ms(req.high_water));
+  EXPECT_FALSE(etcd::released_clean(held)) << "held again: the mark is the new holder's";
+}
+
+// The released mark is the exact last instant, but never below what the
+// previous holders left: that is what the grant carries.
+TEST_F(EtcdRegistryTest, CleanReleaseNeverRecordsLessThanThePreviousHoldersMark) {
+  testing::SimulatedClock clock(system_clock().wall_now());
+  auto reg = make(options(), clock);
+  ASSERT_NE(reg, nullptr);
+  const WallTime t0 = clock.wall_now();
+  LeaseRequest req = request_for(clock, 0);
+  req.host = 6;
+  Result<LeaseGrant> first = reg->acquire(req);
+  ASSERT_TRUE(first.is_ok()) << first.status().to_string();
+  ASSERT_TRUE(reg->release(first.value(), t0 + 500ms).is_ok());
+  clock.set_wall(t0 + 600ms);
+  req.high_water = clock.wall_now() + 8s;
+  Result<LeaseGrant> second = reg->acquire(req);
+  ASSERT_TRUE(second.is_ok()) << second.status().to_string();
+  ASSERT_EQ(second->previous_high_water, ceil_ms(t0 + 500ms));
+  // A caller that passes less than the grant's previous mark (its clock was
+  // behind) still leaves that mark.
+  ASSERT_TRUE(reg->release(second.value(), t0 + 100ms).is_ok());
+  const etcd::MarkValue mark = stored_mark(*cluster_, second->worker);
+  EXPECT_EQ(mark.high_water, ceil_ms(t0 + 500ms));
+  EXPECT_TRUE(etcd::released_clean(mark));
+}
+
+// A holder after a clean release that is then fenced (or expires) did not
+// stop cleanly: the id rests out the quarantine from its mark, although the
+// mark still carries the earlier release's clean_release_ms, which no
+// longer matches.
+TEST_F(EtcdRegistryTest, AFencedHolderAfterACleanReleaseKeepsTheQuarantine) {
+  testing::SimulatedClock clock(system_clock().wall_now());
+  auto reg = make(options(), clock);
+  ASSERT_NE(reg, nullptr);
+  const WallTime t0 = clock.wall_now();
+  LeaseRequest req = request_for(clock, 0);
+  req.host = 7;
+  Result<LeaseGrant> first = reg->acquire(req);
+  ASSERT_TRUE(first.is_ok()) << first.status().to_string();
+  ASSERT_TRUE(reg->release(first.value(), t0).is_ok());
+  clock.advance(1s);
+  req.high_water = clock.wall_now() + 8s;
+  Result<LeaseGrant> second = reg->acquire(req);
+  ASSERT_TRUE(second.is_ok()) << second.status().to_string();
+  ASSERT_TRUE(reg->fence(second->worker).is_ok());
+  const etcd::MarkValue mark = stored_mark(*cluster_, second->worker);
+  EXPECT_EQ(mark.clean_release, ceil_ms(t0)) << "left behind by acquire and fence";
+  EXPECT_FALSE(etcd::released_clean(mark));
+  Result<std::vector<WorkerRecord>> listed = reg->list(0);
+  ASSERT_TRUE(listed.is_ok()) << listed.status().to_string();
+  ASSERT_EQ(listed->size(), 1u);
+  EXPECT_EQ(listed->front().quarantined_until, ceil_ms(req.high_water) + 10s);
+  clock.set_wall(ceil_ms(req.high_water) + 10s - 1ms);
+  EXPECT_EQ(reg->acquire(req).status().code(), Code::kResourceExhausted);
+  clock.set_wall(ceil_ms(req.high_water) + 10s);
+  EXPECT_TRUE(reg->acquire(req).is_ok());
+}
+
+// A mark written before clean releases were recorded ({"high_water_ms",
+// "released_at_ms"} only) reads as not clean: the quarantine applies.
+TEST_F(EtcdRegistryTest, AMarkWithoutACleanReleaseKeepsTheQuarantine) {
+  testing::SimulatedClock clock(system_clock().wall_now());
+  auto reg = make(options(), clock);
+  ASSERT_NE(reg, nullptr);
+  const std::int64_t ms = unix_ms(ceil_ms(clock.wall_now()));
+  put_mark(*cluster_, {0, 9},
+           R"({"high_water_ms":)" + std::to_string(ms) + R"(,"released_at_ms":)" +
+               std::to_string(ms) + "}");
+  Result<std::vector<WorkerRecord>> listed = reg->list(0);
+  ASSERT_TRUE(listed.is_ok()) << listed.status().to_string();
+  ASSERT_EQ(listed->size(), 1u);
+  EXPECT_EQ(listed->front().quarantined_until, wall_from_unix_ms(ms) + 10s);
+  LeaseRequest req = request_for(clock, 0);
+  req.host = 9;
+  clock.set_wall(wall_from_unix_ms(ms) + 9s);
+  EXPECT_EQ(reg->acquire(req).status().code(), Code::kResourceExhausted);
 }
 
 TEST_F(EtcdRegistryTest, PinnedHostIsTakenExactlyOrRefusedWhileHeld) {

@@ -122,6 +122,7 @@ std::string encode_mark(const MarkValue& mark) {
   json doc = json::object();
   if (mark.high_water) doc["high_water_ms"] = ceil_ms(*mark.high_water);
   if (mark.released_at) doc["released_at_ms"] = ceil_ms(*mark.released_at);
+  if (mark.clean_release) doc["clean_release_ms"] = ceil_ms(*mark.clean_release);
   return doc.dump();
 }
 
@@ -135,6 +136,9 @@ Result<MarkValue> decode_mark(std::string_view text) {
     }
     if (const auto at = int_member(*doc, "released_at_ms", -kMaxMs, kMaxMs)) {
       m.released_at = wall_from_unix_ms(*at);
+    }
+    if (const auto clean = int_member(*doc, "clean_release_ms", -kMaxMs, kMaxMs)) {
+      m.clean_release = wall_from_unix_ms(*clean);
     }
     return m;
   } catch (const std::exception& e) {
@@ -170,6 +174,11 @@ Result<StoreValue> decode_store(std::string_view text) {
   } catch (const std::exception& e) {
     return data_loss("store", e.what());
   }
+}
+
+bool released_clean(const MarkValue& mark) {
+  return mark.clean_release && mark.high_water && mark.released_at &&
+         ceil_ms(*mark.clean_release) == ceil_ms(*mark.high_water);
 }
 
 std::string encode_token(const GrantToken& t) {

@@ -3,8 +3,10 @@
 //   holder  {"host":"web-1","pid":4242,"started":"2026-03-01T10:00:00.000Z",
 //            "address":"10.0.0.5:7000","lease":"694d7f3a1c2b9e05"}
 //           (lease in hexadecimal, as etcdctl prints lease ids)
-//   mark    {"high_water_ms":1772359200123,"released_at_ms":1772359100000}
-//           (Unix milliseconds; released_at_ms absent until a release or fence)
+//   mark    {"high_water_ms":1772359200123,"released_at_ms":1772359200150,
+//            "clean_release_ms":1772359200123}
+//           (Unix milliseconds; released_at_ms absent until a release or fence;
+//           clean_release_ms written by a clean release only, see MarkValue)
 //   store   {"incarnation":"3f9c0a7d5e2b4c18","high_water_ms":1772359208123,
 //            "reason":"new or lost store","written_ms":1772359200123}
 //           (one per <prefix>/<cluster>; high_water_ms absent when none)
@@ -38,7 +40,20 @@ struct MarkValue {
   // rounding up can only make it wait longer.
   std::optional<WallTime> high_water;
   std::optional<WallTime> released_at;
+  // Written by a clean release: the high water it recorded, which is exact
+  // (the holder had stopped, and it is its last instant or an earlier
+  // holder's mark if that is later). It vouches for the mark only while
+  // high_water still equals it: a later holder's acquire always raises the
+  // mark past it, and writers that do not know it (an older version, acquire
+  // and renew copying the value) may leave it behind stale. Absent in values
+  // written before it existed: those read as not clean.
+  std::optional<WallTime> clean_release;
 };
+
+// Whether the mark was last set by a clean release (see
+// MarkValue::clean_release) and records when: the id then needs no quarantine
+// beyond its release time and its exact last instant.
+bool released_clean(const MarkValue& mark);
 
 std::string encode_mark(const MarkValue& mark);
 // kDataLoss if `text` is not a mark value.

@@ -109,6 +109,45 @@ TEST(StoreValue, UnreadableRecordsAreDataLoss) {
   }
 }
 
+TEST(MarkValue, ACleanReleaseRoundTripsAndVouchesOnlyForTheHighWaterItRecorded) {
+  MarkValue m;
+  m.high_water = wall_from_unix_ms(1772359200123);
+  m.released_at = wall_from_unix_ms(1772359200150);
+  m.clean_release = m.high_water;
+  const std::string text = encode_mark(m);
+  EXPECT_EQ(text, R"({"clean_release_ms":1772359200123,"high_water_ms":1772359200123,)"
+                  R"("released_at_ms":1772359200150})");
+  Result<MarkValue> back = decode_mark(text);
+  ASSERT_TRUE(back.is_ok()) << back.status().to_string();
+  EXPECT_EQ(back->clean_release, m.high_water);
+  EXPECT_TRUE(released_clean(back.value()));
+
+  // A later holder raised the mark: what the release vouched for is stale.
+  MarkValue raised = back.value();
+  raised.high_water = wall_from_unix_ms(1772359208200);
+  EXPECT_FALSE(released_clean(raised));
+  // No release time, or no clean release at all (a fence, an expiry).
+  MarkValue no_release = back.value();
+  no_release.released_at.reset();
+  EXPECT_FALSE(released_clean(no_release));
+  MarkValue plain = back.value();
+  plain.clean_release.reset();
+  EXPECT_FALSE(released_clean(plain));
+}
+
+TEST(MarkValue, ValuesFromBeforeCleanReleasesReadAsNotClean) {
+  Result<MarkValue> old = decode_mark(R"({"high_water_ms":1001,"released_at_ms":900})");
+  ASSERT_TRUE(old.is_ok()) << old.status().to_string();
+  EXPECT_EQ(old->high_water, wall_from_unix_ms(1001));
+  EXPECT_FALSE(old->clean_release.has_value());
+  EXPECT_FALSE(released_clean(old.value()));
+  // An unknown member is ignored, as older versions ignore clean_release_ms.
+  EXPECT_TRUE(decode_mark(R"({"high_water_ms":1,"future_ms":2})").is_ok());
+  Result<MarkValue> bad = decode_mark(R"({"high_water_ms":1,"clean_release_ms":"1"})");
+  ASSERT_FALSE(bad.is_ok());
+  EXPECT_EQ(bad.status().code(), Code::kDataLoss);
+}
+
 TEST(GrantToken, RoundTripsAndRefusesForeignTokens) {
   const GrantToken t{0x7fffffffffffffff, 123, WorkerId{3, 255}};
   Result<GrantToken> back = decode_token(encode_token(t));

@@ -65,7 +65,9 @@ struct Generator::Impl {
   std::int64_t restart_backward_ticks = 0;
   std::int64_t borrow_ticks = 0;
   std::int64_t window_ticks = 0;
-  std::int64_t restart_floor = -1;  // the fence tick restored at start
+  // The fence tick restored at start. Until a later tick is issued, a clock
+  // behind is allowed the fence window on top of max_backward.
+  std::int64_t restart_floor = -1;
   Duration max_wait{};
   const LeaseGuard* lease = nullptr;  // opt.lease, read on the hot path
 
@@ -391,6 +393,12 @@ Result<std::unique_ptr<Generator>> Generator::create(const Clock& clock, Generat
     }
   }
   g.restart_floor = initial;
+  if (g.opt.continue_after && *g.opt.continue_after > l.epoch()) {
+    // Issued by this process already, exactly: the generator takes that tick
+    // as its own last one, so a clock behind it gets max_backward, not the
+    // fence window's allowance (restart_floor stays the fence's tick).
+    initial = std::max(initial, std::min(l.ticks_at(*g.opt.continue_after), g.max_ticks));
+  }
   // Start exhausted at the initial tick: nothing is issued in it or before it.
   g.state.store((static_cast<std::uint64_t>(initial) << g.seq_bits) | g.seq_mask,
                 std::memory_order_release);

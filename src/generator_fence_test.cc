@@ -270,5 +270,78 @@ TEST(GeneratorFence, CorruptFenceFileRefusesToStart) {
   EXPECT_NE(g.status().message().find(path), std::string::npos);
 }
 
+// --- continue_after: the last id of an earlier generator in this process ----
+
+TEST(GeneratorContinueAfter, StartsPastThatTickAndWaitsForAClockBehindIt) {
+  SimulatedClock clock(test_start());
+  GeneratorOptions o = fenced(std::make_shared<MemoryFenceStore>());
+  const Layout layout = o.layout;
+  const std::int64_t now_tick = layout.ticks_at(clock.wall_now());
+  o.continue_after = layout.time_of_ticks(now_tick + 50);
+  auto g = make_generator(clock, o);
+  EXPECT_EQ(g->last_ticks(), now_tick + 50);
+  const IdResult behind = g->try_next();
+  EXPECT_EQ(behind.code, Code::kClockBehind) << "50 ms behind: waited out, as a step back is";
+  EXPECT_GT(behind.retry_after, 50ms);
+  EXPECT_TRUE(g->healthy());
+  clock.advance(50ms);
+  EXPECT_FALSE(g->try_next().ok()) << "the earlier generator's tick is used up";
+  clock.advance(1ms);
+  const IdResult r = g->try_next();
+  ASSERT_TRUE(r.ok()) << code_name(r.code);
+  EXPECT_EQ(ticks_of(layout, r.id), now_tick + 51);
+
+  // next() waits it out by itself (a store of its own: the first one's fence
+  // lies a window ahead).
+  o.fence_store = std::make_shared<MemoryFenceStore>();
+  o.continue_after = layout.time_of_ticks(layout.ticks_at(clock.wall_now()) + 20);
+  clock.set_auto_advance(true);
+  auto waiting = make_generator(clock, o);
+  const IdResult waited = waiting->next();
+  ASSERT_TRUE(waited.ok()) << code_name(waited.code);
+  EXPECT_GT(ticks_of(layout, waited.id), layout.ticks_at(*o.continue_after));
+}
+
+// Exact, unlike a restored fence: no fence_window on top of max_backward.
+TEST(GeneratorContinueAfter, AClockBehindItByMoreThanMaxBackwardIsRefused) {
+  SimulatedClock clock(test_start());
+  GeneratorOptions o = fenced(std::make_shared<MemoryFenceStore>());
+  int reports = 0;
+  o.on_unhealthy = [&](const Status& s) {
+    EXPECT_EQ(s.code(), Code::kClockMovedBack);
+    ++reports;
+  };
+  o.continue_after = clock.wall_now() + 200ms;
+  auto g = make_generator(clock, o);
+  EXPECT_EQ(g->try_next().code, Code::kClockMovedBack);
+  EXPECT_FALSE(g->healthy());
+  EXPECT_EQ(reports, 1);
+  EXPECT_EQ(g->try_reserve(5).code, Code::kUnhealthy);
+}
+
+// A restored fence later than continue_after keeps the allowance of a
+// restart: the fence may be up to fence_window ahead of what was issued.
+TEST(GeneratorContinueAfter, ALaterRestoredFenceKeepsItsRestartAllowance) {
+  SimulatedClock clock(test_start());
+  auto store = std::make_shared<MemoryFenceStore>();
+  ASSERT_TRUE(store->store(clock.wall_now() + 500ms).is_ok());
+  GeneratorOptions o = fenced(store);
+  o.continue_after = clock.wall_now() + 200ms;
+  auto g = make_generator(clock, o);
+  EXPECT_EQ(g->last_ticks(), o.layout.ticks_at(clock.wall_now() + 500ms));
+  EXPECT_EQ(g->try_next().code, Code::kClockBehind);
+  EXPECT_TRUE(g->healthy());
+}
+
+TEST(GeneratorContinueAfter, AnInstantAtOrBeforeTheEpochChangesNothing) {
+  SimulatedClock clock(test_start());
+  GeneratorOptions o = fenced(std::make_shared<MemoryFenceStore>());
+  o.continue_after = o.layout.epoch();
+  auto g = make_generator(clock, o);
+  const IdResult r = g->try_next();
+  ASSERT_TRUE(r.ok()) << code_name(r.code);
+  EXPECT_EQ(ticks_of(o.layout, r.id), o.layout.ticks_at(clock.wall_now()));
+}
+
 }  // namespace
 }  // namespace snowid

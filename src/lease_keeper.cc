@@ -63,6 +63,8 @@ struct LeaseKeeper::Impl {
   // nothing else (state(), stats(), the watcher, the timeline) ever takes it.
   std::mutex renew_mu;
   MonoTime next_due{};  // guarded by renew_mu
+  // Whether the last renewal attempt failed; guarded by renew_mu.
+  bool last_attempt_failed = false;
 
   // Orders the timeline's verdicts (UNCERTAIN, LOST) with the renewals that
   // succeed: a renewal that returns after the lease was declared lost
@@ -168,6 +170,19 @@ struct LeaseKeeper::Impl {
     return last_ok_send + opt.timing.ttl - now;
   }
 
+  // Whether the wall clock has used up more of the mark than it does between
+  // two renewals on schedule (stop_after - renew_every is left of it then): it
+  // was stepped forward since the last renewal that succeeded, or runs fast.
+  // Ids past the mark are refused until a renewal raises it, so the next one
+  // is due at once rather than at its time on the monotonic clock (issue 12:
+  // a 10 s step left a daemon refusing for 2.6 s). Not after a failed
+  // attempt: retries keep to retry_every. Requires renew_mu.
+  bool mark_running_out() const {
+    if (last_attempt_failed) return false;
+    return clock.wall_now() >
+           guard->high_water() - (opt.timing.stop_after - opt.timing.renew_every);
+  }
+
   MonoTime renew_if_due() {
     std::lock_guard<std::mutex> lock(renew_mu);
     if (terminal(state_value.load(std::memory_order_acquire))) return kNever;
@@ -175,7 +190,7 @@ struct LeaseKeeper::Impl {
     // Also pointless to ask once the lease has certainly expired.
     const MonoTime change = apply_timeline(now);
     if (change == kNever) return kNever;
-    if (now < next_due) return std::min(next_due, change);
+    if (now < next_due && !mark_running_out()) return std::min(next_due, change);
 
     const MonoTime send = clock.mono_now();
     const WallTime high_water = clock.wall_now() + opt.timing.stop_after;
@@ -183,6 +198,7 @@ struct LeaseKeeper::Impl {
     // is worth nothing, and the timeline declares it lost then anyway.
     const Status s = registry.renew(grant, high_water, time_left(send));
     const MonoTime reply = clock.mono_now();
+    last_attempt_failed = !s.is_ok();
     if (s.is_ok()) {
       {
         std::lock_guard<std::mutex> stats_lock(mu);

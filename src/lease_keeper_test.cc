@@ -576,6 +576,90 @@ TEST_F(LeaseKeeperTest, RenewalThreadMovesToUncertainAtTheDeadlineAndLostAtExpir
   EXPECT_TRUE(k->guard()->lost());
 }
 
+// --- A forward clock step (issue 12, case 4) --------------------------------
+
+// A step of 10 s puts the wall clock past the mark: ids are refused (the cap)
+// though the lease is held and the monotonic deadline far off. The keeper
+// renews at once instead of at its time on the monotonic clock.
+TEST_F(LeaseKeeperTest, ForwardStepPastTheMarkRenewsAtOnce) {
+  const MonoTime t0 = clock.mono_now();
+  auto k = acquire();
+  ASSERT_NE(k, nullptr);
+  at(t0, 1s);
+  EXPECT_EQ(k->renew_if_due(), t0 + 3s) << "nothing due 1 s after the acquire";
+  clock.step_wall(10s);
+  EXPECT_FALSE(permits_now(*k)) << "the clock is past the mark";
+  const WallTime stepped = clock.wall_now();
+  EXPECT_EQ(k->renew_if_due(), t0 + 1s + 3s) << "the next one counts from this send";
+  EXPECT_EQ(registry.renewals(), 1u);
+  EXPECT_EQ(k->guard()->high_water(), stepped + 8s);
+  EXPECT_EQ(k->guard()->deadline(), t0 + 1s + 8s);
+  EXPECT_TRUE(permits_now(*k));
+  EXPECT_EQ(k->renew_if_due(), t0 + 4s) << "raised: nothing more due";
+  EXPECT_EQ(registry.renewals(), 1u);
+  EXPECT_TRUE(log.seen().empty()) << "held throughout";
+}
+
+// Nearing the mark counts too: 5.5 s ahead leaves 2.5 s of the mark, less
+// than the 5 s a renewal on schedule leaves. A step of 2 s does not: that is
+// what the renewals' pace leaves anyway.
+TEST_F(LeaseKeeperTest, ForwardStepNearTheMarkRenewsEarlyAndASmallOneWaitsForTheSchedule) {
+  const MonoTime t0 = clock.mono_now();
+  auto k = acquire();
+  ASSERT_NE(k, nullptr);
+  clock.step_wall(2s);
+  EXPECT_EQ(k->renew_if_due(), t0 + 3s);
+  EXPECT_EQ(registry.renewals(), 0u);
+  clock.step_wall(3500ms);
+  EXPECT_TRUE(permits_now(*k));
+  EXPECT_EQ(k->renew_if_due(), t0 + 3s);
+  EXPECT_EQ(registry.renewals(), 1u);
+  EXPECT_EQ(k->guard()->high_water(), clock.wall_now() + 8s);
+}
+
+// An early renewal that fails is retried at the pace of failed renewals,
+// not at every call.
+TEST_F(LeaseKeeperTest, AFailedEarlyRenewalIsRetriedEveryRetryEvery) {
+  const MonoTime t0 = clock.mono_now();
+  auto k = acquire();
+  ASSERT_NE(k, nullptr);
+  int calls = 0;
+  registry.set_renew_hook([&](const LeaseGrant&, WallTime) { ++calls; });
+  registry.set_unavailable(true);
+  clock.step_wall(10s);
+  EXPECT_EQ(k->renew_if_due(), t0 + 500ms);
+  EXPECT_EQ(calls, 1);
+  at(t0, 499ms);
+  EXPECT_EQ(k->renew_if_due(), t0 + 500ms);
+  EXPECT_EQ(calls, 1);
+  registry.set_unavailable(false);
+  at(t0, 500ms);
+  (void)k->renew_if_due();
+  EXPECT_EQ(calls, 2);
+  EXPECT_EQ(registry.renewals(), 1u);
+  EXPECT_TRUE(permits_now(*k));
+  registry.set_renew_hook(nullptr);
+}
+
+// The renewal thread: with the monotonic clock standing still (the
+// simulated clock), only the wall clock's step can make it renew.
+TEST_F(LeaseKeeperTest, RenewalThreadRenewsSoonAfterAForwardStepPastTheMark) {
+  auto k = acquire();
+  ASSERT_NE(k, nullptr);
+  k->start();
+  std::this_thread::sleep_for(150ms);
+  ASSERT_EQ(registry.renewals(), 0u);
+  clock.step_wall(10s);
+  const auto stepped = std::chrono::steady_clock::now();
+  ASSERT_TRUE(eventually([&] { return registry.renewals() == 1; })) << "no renewal after the step";
+  const auto took = std::chrono::steady_clock::now() - stepped;
+  std::cout << "[ measured ] forward step of 10 s past the mark: renewed after "
+            << std::chrono::duration_cast<std::chrono::milliseconds>(took).count()
+            << " ms of real time (the renewal thread wakes every 100 ms)\n";
+  EXPECT_TRUE(permits_now(*k));
+  EXPECT_EQ(k->state(), LeaseState::kHeld);
+}
+
 TEST_F(LeaseKeeperTest, ReleaseRecordsTheExactLastInstantAndFreesTheId) {
   const MonoTime t0 = clock.mono_now();
   auto k = acquire();

@@ -20,6 +20,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <utility>
@@ -87,6 +88,12 @@ struct LeasedGenerator::Impl {
   std::atomic<std::uint64_t> reacquisitions{0};
   // The wait after the next failed re-acquisition. Background thread only.
   Duration reacquire_delay;
+  // The time of the last id any retired generator of this object issued:
+  // each replacement starts past it (GeneratorOptions::continue_after), so
+  // that ids keep increasing across lost leases. Written by the background
+  // thread only, read by make_incarnation(), which runs on it (or in
+  // create(), before it starts).
+  std::optional<WallTime> issued_through;
 
   // Guards everything below. Never held while calling into a keeper (their
   // callbacks take it) or the registry.
@@ -159,6 +166,10 @@ struct LeasedGenerator::Impl {
     // Past the previous holders' mark plus the allowed skew; the generator
     // starts at the first tick that begins at or after it.
     go.wait_until = k.wait_until();
+    // And past every id this object issued before, on any worker id (issue
+    // 12: a replacement that started from a clock being waited out served
+    // ids below those already served).
+    go.continue_after = issued_through;
     if (opt.fence_store_for) go.fence_store = opt.fence_store_for(go.worker);
     // The report names this incarnation: by the time it is handled, another
     // one may be current.
@@ -247,6 +258,11 @@ struct LeasedGenerator::Impl {
     // joins the keeper's finished threads.
     (void)stop_generator(inc);
     (void)inc.keeper->release(std::nullopt);
+    // Exact now that it has stopped. One that issued nothing leaves the
+    // floor it was given, which is still the latest.
+    if (const std::optional<WallTime> last = last_issued(inc)) {
+      issued_through = issued_through ? std::max(*issued_through, *last) : *last;
+    }
     for (;;) {
       lock.lock();
       if (stop || unhealthy_signal) return;

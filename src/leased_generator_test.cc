@@ -298,6 +298,134 @@ TEST_F(LeasedGeneratorTest, PinnedHostIsReacquiredOnlyAfterItsMarkAndIssuesPastI
   EXPECT_EQ(g->close().code(), Code::kOk);
 }
 
+// --- Ids never go back within a process (issue 12, case 2) -----------------
+
+// The highest of `ids`.
+std::uint64_t highest(const std::vector<std::uint64_t>& ids) {
+  return *std::max_element(ids.begin(), ids.end());
+}
+
+// Issues `n` ids by next() and a batch of `batch` by reserve(), one
+// millisecond of simulated time apart; appends every id to `out`.
+void issue_ids_and_a_batch(testing::SimulatedClock& clock, LeasedGenerator& g, int n,
+                           std::uint32_t batch, std::vector<std::uint64_t>& out) {
+  for (int i = 0; i < n; ++i) {
+    clock.advance(1ms);
+    const IdResult r = g.try_next();
+    ASSERT_TRUE(r.ok()) << code_name(r.code);
+    out.push_back(r.id);
+  }
+  clock.advance(1ms);
+  const IdBatch b = g.try_reserve(batch);
+  ASSERT_TRUE(b.ok()) << code_name(b.code);
+  for (std::uint32_t i = 0; i < b.count; ++i) out.push_back(b.first + i);
+}
+
+// A step back of 95 ms is being waited out (within max_backward) when the
+// lease is fenced. The replacement generator, on another worker id, used to
+// start from the clock: its first ids were 95 ms below the ones already
+// served. It starts past its predecessor's last tick and waits for the clock
+// as its predecessor would have.
+TEST_F(LeasedGeneratorTest, ReplacementDuringAWaitedOutStepBackIssuesAboveEveryEarlierId) {
+  LeasedGeneratorOptions o = options();
+  o.fence_store_for = [](WorkerId) { return std::make_shared<testing::MemoryFenceStore>(); };
+  auto g = create(o);
+  ASSERT_NE(g, nullptr);
+  const WorkerId old = g->worker();
+  std::vector<std::uint64_t> before;
+  issue_ids_and_a_batch(clock, *g, 20, 100, before);
+  const WallTime last = decode(g->layout(), highest(before)).time;
+  ASSERT_EQ(last, clock.wall_now());
+
+  clock.step_wall(-95ms);
+  // Within max_backward: the last tick's sequence goes on, then the clock is
+  // waited for.
+  const IdResult same_tick = g->try_next();
+  ASSERT_TRUE(same_tick.ok()) << code_name(same_tick.code);
+  EXPECT_EQ(decode(g->layout(), same_tick.id).time, last);
+  before.push_back(same_tick.id);
+  ASSERT_TRUE(registry.fence(old).is_ok());
+  ASSERT_TRUE(eventually([&] { return g->reacquisitions() == 1; }));
+  ASSERT_NE(g->worker(), old);
+  EXPECT_TRUE(g->health().is_ok());
+
+  // Nothing in or before the predecessor's last tick, on the fresh id too.
+  const IdResult waiting = g->try_next();
+  ASSERT_EQ(waiting.code, Code::kClockBehind)
+      << code_name(waiting.code) << ": issued "
+      << (waiting.ok() ? format_iso8601(decode(g->layout(), waiting.id).time) : "nothing")
+      << " after " << format_iso8601(last);
+  EXPECT_GT(waiting.retry_after, 90ms);
+  EXPECT_LE(waiting.retry_after, 96ms);
+  EXPECT_EQ(g->try_reserve(10).code, Code::kClockBehind);
+  clock.advance(95ms);  // back at the last tick: it is used up
+  EXPECT_FALSE(g->try_next().ok());
+
+  std::vector<std::uint64_t> after;
+  issue_ids_and_a_batch(clock, *g, 20, 100, after);
+  const std::uint64_t top = highest(before);
+  for (std::uint64_t id : after) {
+    EXPECT_GT(id, top);
+    EXPECT_EQ(decode(g->layout(), id).worker, g->worker());
+  }
+  EXPECT_EQ(decode(g->layout(), after.front()).time, last + 1ms);
+  EXPECT_TRUE(std::is_sorted(after.begin(), after.end()));
+  EXPECT_TRUE(g->close().is_ok());
+}
+
+// The same rule as for a step back on one generator: a replacement whose
+// clock is behind its predecessor's last tick by more than max_backward
+// refuses, turns unhealthy and gives its id back. It used to issue from the
+// clock, a second below the ids already served.
+TEST_F(LeasedGeneratorTest, ReplacementWithTheClockFarBehindThePredecessorRefusesAndReleases) {
+  auto g = create(options());
+  ASSERT_NE(g, nullptr);
+  const WorkerId old = g->worker();
+  const std::vector<std::uint64_t> before = issue(*g, 10);
+  ASSERT_EQ(before.size(), 10u);
+  ASSERT_TRUE(registry.fence(old).is_ok());
+  ASSERT_TRUE(eventually([&] { return g->reacquisitions() == 1; }));
+  const WorkerId fresh = g->worker();
+  ASSERT_NE(fresh, old);
+
+  clock.step_wall(-1s);
+  const IdResult r = g->try_next();
+  EXPECT_EQ(r.code, Code::kClockMovedBack)
+      << code_name(r.code)
+      << (r.ok() && r.id < highest(before) ? ": an id below the earlier ones" : "");
+  ASSERT_TRUE(eventually([&] { return !registry.held(fresh); }));
+  EXPECT_EQ(g->health().code(), Code::kClockMovedBack);
+  EXPECT_EQ(g->try_next().code, Code::kUnhealthy);
+  EXPECT_FALSE(g->ready());
+  EXPECT_TRUE(log.has("clock moved back: released worker " + worker_text(fresh)));
+  EXPECT_TRUE(g->close().is_ok());
+}
+
+// The floor is what this process issued, not what the last generator did: a
+// replacement that issued nothing before it too was fenced passes the first
+// one's last tick on to the next.
+TEST_F(LeasedGeneratorTest, FloorOutlivesAReplacementThatIssuedNothing) {
+  auto g = create(options());
+  ASSERT_NE(g, nullptr);
+  std::vector<std::uint64_t> before;
+  issue_ids_and_a_batch(clock, *g, 5, 50, before);
+  const WallTime last = decode(g->layout(), highest(before)).time;
+  clock.step_wall(-95ms);
+  for (std::uint64_t n = 1; n <= 2; ++n) {
+    const WorkerId w = g->worker();
+    ASSERT_TRUE(registry.fence(w).is_ok());
+    ASSERT_TRUE(eventually([&] { return g->reacquisitions() == n; }));
+    ASSERT_NE(g->worker(), w);
+    EXPECT_EQ(g->try_next().code, Code::kClockBehind) << "replacement " << n;
+  }
+  clock.advance(96ms);
+  const IdResult r = g->try_next();
+  ASSERT_TRUE(r.ok()) << code_name(r.code);
+  EXPECT_GT(r.id, highest(before));
+  EXPECT_EQ(decode(g->layout(), r.id).time, last + 1ms);
+  EXPECT_TRUE(g->close().is_ok());
+}
+
 TEST_F(LeasedGeneratorTest, ClockStepBackBeyondMaxBackwardReleasesTheIdAndStaysUnhealthy) {
   LeasedGeneratorOptions o = options();
   std::atomic<int> user_callbacks{0};
@@ -582,6 +710,35 @@ TEST_F(LeasedGeneratorTest, ClockBackReportedWhileALostLeaseIsReplacedTakesNoFre
   EXPECT_EQ(user_callbacks.load(), 1);
   EXPECT_TRUE(g->close().is_ok());
   EXPECT_EQ(registry.releases(), 0u);
+}
+
+// Issue 12, case 4: a forward step of 10 s left a daemon answering
+// LEASE_UNCERTAIN until the next renewal on schedule, 2.6 s later. The
+// keeper renews as soon as it sees the wall clock past the mark; here the
+// monotonic clock stands still, so nothing else could make it renew.
+TEST_F(LeasedGeneratorTest, ForwardStepPastTheMarkIsServedAgainAfterAnEarlyRenewal) {
+  auto g = create(options());
+  ASSERT_NE(g, nullptr);
+  ASSERT_EQ(issue(*g, 5).size(), 5u);
+  clock.step_wall(10s);
+  const auto stepped = std::chrono::steady_clock::now();
+  IdResult r;
+  std::set<Code> refusals;
+  ASSERT_TRUE(eventually([&] {
+    r = g->try_next();
+    if (!r.ok()) refusals.insert(r.code);
+    return r.ok();
+  })) << "still refusing: "
+      << code_name(r.code);
+  const auto window = std::chrono::steady_clock::now() - stepped;
+  std::cout << "[ measured ] forward step of 10 s: ids refused for "
+            << std::chrono::duration_cast<std::chrono::milliseconds>(window).count()
+            << " ms of real time\n";
+  for (Code c : refusals) EXPECT_EQ(c, Code::kLeaseUncertain) << code_name(c);
+  EXPECT_EQ(decode(g->layout(), r.id).time, clock.wall_now());
+  EXPECT_EQ(registry.renewals(), 1u);
+  EXPECT_EQ(g->lease_state(), LeaseState::kHeld);
+  EXPECT_TRUE(g->close().is_ok());
 }
 
 TEST_F(LeasedGeneratorTest, RegistryUnavailableAtCreateFailsAndIssuesNothing) {

@@ -3,7 +3,8 @@
 //
 // Keys, under `<prefix>/<cluster>/workers/<region>/<host>/`:
 //   holder  attached to the holder's lease; JSON saying who holds the id
-//   mark    the high-water mark and the last release time (no lease)
+//   mark    the high-water mark, the last release time and whether that
+//           release was clean (no lease)
 // A free id is taken with one transaction: holder's create_revision == 0 and
 // mark's mod_revision unchanged since it was read, then both are written.
 #pragma once
@@ -27,10 +28,14 @@ struct EtcdOptions {
   std::string cluster = "default";
   // Gives the region and host widths: the blocks to choose from.
   Layout layout = Layout::snowid_default();
-  // How long a released or expired id rests before reuse, on the acquirer's
-  // clock. Default 10 s: more than the fleet's largest allowed skew (100 ms)
-  // plus how long a holder cut off from etcd could go on issuing (stop_after
-  // past its last renewal, 8 s) with margin. At most 1 hour.
+  // How long an expired, fenced or abandoned id rests before reuse, counted
+  // from the later of its mark and its release time on the acquirer's clock.
+  // Default 10 s: more than the fleet's largest allowed skew (100 ms) plus
+  // how long a holder cut off from etcd could go on issuing (stop_after past
+  // its last renewal, 8 s) with margin. At most 1 hour. An id given back by a
+  // clean release, which records its exact last instant, rests only until
+  // the later of that instant and the release time; its successor still
+  // waits out max_clock_skew past it (docs/leases.md, "Quarantine").
   Duration quarantine = std::chrono::seconds(10);
   // Deadline of each request to one member; a request that times out has an
   // unknown outcome and is checked before it is retried. Default 2 s.

@@ -23,6 +23,9 @@
 //   fence: before it would, it durably stores a fence `fence_window` ahead. On
 //   creation, a clock behind the stored fence is waited out like a backward
 //   step, and refused if it is behind by more than `max_backward`.
+// - With `continue_after` (the last id of the generator this one replaces in
+//   the same process), no id is in that tick or before it: a clock behind it
+//   is a backward step as above, waited out or refused.
 // - With `wait_until`, no id carries a time before it (kClockBehind until the
 //   clock gets there). With a `lease`, no id is issued unless the guard
 //   permits it (kLeaseUncertain, or kLeaseLost for good). Both bound id
@@ -77,6 +80,15 @@ struct GeneratorOptions {
   // or after it. Once such a tick is issued, a clock stepped back below it is
   // an ordinary backward step. At or before the epoch or not_before: no effect.
   std::optional<WallTime> wait_until;
+  // The time of the last id this process issued before this generator, under
+  // another generator (LeasedGenerator passes that of the one it replaces
+  // after a lost lease, whatever its worker id). No id of this generator is
+  // in that tick or before it, so one process's ids keep increasing across a
+  // change of worker id whatever the clock says. The generator starts as if
+  // it had issued that tick itself: a clock behind it is a backward step like
+  // any other, waited out within max_backward and refused beyond it
+  // (kClockMovedBack, unhealthy). At or before the epoch: no effect.
+  std::optional<WallTime> continue_after;
   // Optional worker-id lease (see lease_guard.h). With one, every id also
   // needs the guard's permission: kLeaseUncertain while it is not renewed in
   // time or the id's time is past its high-water mark, kLeaseLost once lost.
@@ -152,7 +164,8 @@ class Generator {
   GeneratorStats stats() const noexcept;
   const Layout& layout() const noexcept;
   WorkerId worker() const noexcept;
-  // The last tick any id was issued in (or the fence tick after a restart).
+  // The last tick any id was issued in (or, before the first, the fence tick
+  // after a restart or the tick of continue_after, whichever is later).
   std::int64_t last_ticks() const noexcept;
 
  private:

@@ -72,8 +72,11 @@ class LeaseKeeper {
   std::optional<WallTime> wait_until() const noexcept;
 
   // Performs the renewal due at the clock's current monotonic time, if any,
-  // and returns when the next one is due. The renewal thread calls it in a
-  // loop; tests call it directly with a simulated clock.
+  // and returns when the next one is due. A renewal is also due at once when
+  // the wall clock has moved closer to the mark than stop_after - renew_every
+  // (a forward step) and the last attempt succeeded: ids past the mark are
+  // refused until a renewal raises it. The renewal thread calls it in a loop,
+  // at least every 100 ms; tests call it directly with a simulated clock.
   MonoTime renew_if_due();
   // Starts the renewal thread, the revocation watcher and the timeline
   // thread (idempotent). The timeline thread moves the state to UNCERTAIN at

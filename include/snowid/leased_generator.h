@@ -3,7 +3,10 @@
 // It acquires an id from a WorkerRegistry, keeps the lease renewed, and when
 // the lease is lost (fenced from outside, or expired while the registry was
 // unreachable) stops issuing at once, reports not ready, and acquires a fresh
-// id under the same quarantine and high-water rules. When the generator turns
+// id under the same quarantine and high-water rules. The replacement issues
+// only past the last id of the generator it replaces, whatever the clock says
+// (it waits, or refuses, as for a clock step back), so the ids of one
+// LeasedGenerator keep increasing across lost leases. When the generator turns
 // unhealthy (the clock went back beyond max_backward) it releases its id and
 // stays unhealthy: a host whose clock cannot be trusted must not take another.
 // (If a fresh id was already taken when the report arrives, it is released
@@ -24,8 +27,8 @@
 namespace snowid {
 
 struct LeasedGeneratorOptions {
-  // `worker`, `lease` and `wait_until` are filled in for each lease;
-  // `on_unhealthy` is chained after the release of the lease.
+  // `worker`, `lease`, `wait_until` and `continue_after` are filled in for
+  // each lease; `on_unhealthy` is chained after the release of the lease.
   GeneratorOptions generator;
   LeaseKeeperOptions lease;
   // The persisted time fence of a worker id on this host, if any.

@@ -217,6 +217,50 @@ TEST_F(ClockTest, FiveMillisecondStepBackIsWaitedOutWithoutAnError) {
   EXPECT_EQ(d->wait_exit(seconds(30)), 0);
 }
 
+// Issue 12, case 4: a forward step past the lease's mark made every id
+// refused (LEASE_UNCERTAIN) until the next renewal on schedule: 2.6 s with
+// the default timing. The keeper renews as soon as it sees the wall clock
+// past the mark. Renewals here are 20 s apart and the step comes right after
+// the start, so waiting for the schedule would refuse for about 20 s.
+TEST_F(ClockTest, ForwardStepPastTheLeaseMarkIsServedAgainAfterAnEarlyRenewal) {
+  auto d = start_ready({"--lease-ttl", "30s", "--lease-renew", "20s", "--lease-stop", "25s"});
+  auto c = RespConn::connect_unix(dir_.socket());
+  ASSERT_TRUE(c.has_value());
+  const Round before = round_trip(*c);
+  ASSERT_EQ(before.refusal, "");
+  ASSERT_FALSE(before.ids.empty());
+
+  set_offset("+30");
+  const auto stepped = std::chrono::steady_clock::now();
+  std::uint64_t next = 0;
+  int refusals = 0;
+  while (next == 0 && std::chrono::steady_clock::now() < stepped + seconds(30)) {
+    const auto r = c->command({"NEXTID"});
+    ASSERT_TRUE(r.has_value());
+    if (const auto ids = ids_of(*r)) {
+      next = ids->front();
+      break;
+    }
+    ASSERT_EQ(r->error_word(), "LEASE_UNCERTAIN") << r->debug();
+    ++refusals;
+    std::this_thread::sleep_for(milliseconds(2));
+  }
+  const auto window = std::chrono::steady_clock::now() - stepped;
+  ASSERT_NE(next, 0u) << "still refusing 30 s after the step";
+  std::printf(
+      "[ measured ] forward step of 30 s past the mark: refused for %lld ms (%d refusals)\n",
+      static_cast<long long>(std::chrono::duration_cast<std::chrono::milliseconds>(window).count()),
+      refusals);
+  std::fflush(stdout);
+  EXPECT_GT(next, *std::max_element(before.ids.begin(), before.ids.end()));
+  // Generous: the renewal thread looks every 100 ms; the schedule is 20 s.
+  EXPECT_LT(window, seconds(5));
+  const Round after = round_trip(*c);
+  EXPECT_EQ(after.refusal, "");
+  d->signal(SIGTERM);
+  EXPECT_EQ(d->wait_exit(seconds(30)), 0);
+}
+
 TEST_F(ClockTest, TwoSecondStepBackRefusesTurnsUnreadyAndReleasesTheLease) {
   ASSERT_TRUE(kSnowidCli[0] != '\0') << "the snowid tool was not built (SNOWID_BUILD_TOOLS)";
   auto d = start_ready();
