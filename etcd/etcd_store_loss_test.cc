@@ -58,8 +58,7 @@ LeaseTiming short_timing() {
 class Issuer {
  public:
   Issuer(const Clock& clock, EtcdOptions options, std::optional<std::uint32_t> host,
-         const char* name)
-      : clock_(clock) {
+         const char* name) {
     Result<std::unique_ptr<WorkerRegistry>> r = make_etcd_registry(clock, std::move(options));
     EXPECT_TRUE(r.is_ok()) << r.status().to_string();
     if (!r.is_ok()) return;
@@ -113,7 +112,6 @@ class Issuer {
   }
 
  private:
-  const Clock& clock_;
   std::unique_ptr<WorkerRegistry> registry_;
   std::unique_ptr<LeasedGenerator> generator_;
   std::thread thread_;
