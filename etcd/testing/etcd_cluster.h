@@ -79,6 +79,10 @@ class EtcdCluster {
   const std::string& dir() const noexcept { return dir_; }
   // The last lines of member i's log, for failure messages.
   std::string log_tail(int i) const;
+  // The file member i logs to (etcd's JSON lines).
+  const std::string& log_file(int i) const {
+    return members_.at(static_cast<std::size_t>(i)).log_file;
+  }
 
  private:
   struct Member {
