@@ -130,10 +130,20 @@ std::vector<KeyValue> read_kvs(const json& obj) {
   return kvs;
 }
 
+// Error replies come in two shapes. etcd 3.4 and 3.5 (grpc-gateway v1):
+// {"error":"text","code":N,"message":"text"}, and in a stream
+// {"error":{"grpc_code":N,"http_code":H,"message":"text"}}. etcd 3.6 and
+// later (grpc-gateway v2): {"code":N,"message":"text","details":[]}, and in a
+// stream {"error":{"code":N,"message":"text","details":[]}}. No answer has
+// both a "code" and a "message" member.
+bool is_error_reply(const json& obj) {
+  return obj.contains("error") || (obj.contains("code") && obj.contains("message"));
+}
+
 // An error reply is never mistaken for an answer, even if it carries some of
 // the answer's fields.
 void refuse_error(const json& obj) {
-  if (obj.contains("error")) {
+  if (is_error_reply(obj)) {
     const auto it = obj.find("message");
     if (it != obj.end() && it->is_string()) bad("error reply: " + it->get<std::string>());
     bad("error reply");
@@ -338,17 +348,17 @@ std::string authenticate_body(std::string_view user, std::string_view password) 
 std::optional<GatewayError> parse_error(std::string_view body) {
   try {
     const json doc = json::parse(body.begin(), body.end(), nullptr, false);
-    if (!doc.is_object()) return std::nullopt;
+    if (!doc.is_object() || !is_error_reply(doc)) return std::nullopt;
     const auto it = doc.find("error");
-    if (it == doc.end()) return std::nullopt;
     GatewayError e;
-    if (it->is_object()) {  // inside a stream
-      e.code = integer_member<int>(*it, "grpc_code");
+    if (it != doc.end() && it->is_object()) {  // inside a stream
+      e.code = integer_member<int>(*it, it->contains("grpc_code") ? "grpc_code" : "code");
       e.message = string_member(*it, "message");
     } else {
       e.code = integer_member<int>(doc, "code");
       e.message = string_member(doc, "message");
-      if (e.message.empty() && it->is_string()) e.message = it->get<std::string>();
+      if (e.message.empty() && it != doc.end() && it->is_string())
+        e.message = it->get<std::string>();
     }
     if (e.message.empty()) e.message = "error without a message";
     return e;

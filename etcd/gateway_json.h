@@ -139,7 +139,9 @@ struct WatchMessage {
 };
 
 // An error reply: {"error":..,"message":..,"code":<grpc code>} from unary
-// calls, {"error":{"grpc_code":..,"message":..}} inside a stream.
+// calls, {"error":{"grpc_code":..,"message":..}} inside a stream (etcd 3.4
+// and 3.5); {"code":..,"message":..} and {"error":{"code":..,"message":..}}
+// from etcd 3.6 on.
 struct GatewayError {
   int code =
       0;  // gRPC status code: 3 invalid argument, 5 not found, 14 unavailable, 16 unauthenticated

@@ -117,6 +117,28 @@ TEST(ParseError, ReadsUnaryAndStreamErrors) {
   EXPECT_FALSE(parse_error("not json").has_value());
 }
 
+// etcd 3.6 and later answer through grpc-gateway v2, whose error replies have
+// no "error" member outside a stream and "code" instead of "grpc_code" in one.
+TEST(Parsers, ErrorRepliesOfEtcd36AndLaterKeepTheirGrpcCode) {
+  const std::optional<GatewayError> unary =
+      parse_error(R"({"code":3,"message":"etcdserver: user name is empty","details":[]})");
+  ASSERT_TRUE(unary.has_value());
+  EXPECT_EQ(unary->code, kGrpcInvalidArgument);
+  EXPECT_EQ(unary->message, "etcdserver: user name is empty");
+  const std::optional<GatewayError> not_found =
+      parse_error(R"({"code":5, "message":"etcdserver: requested lease not found"})");
+  ASSERT_TRUE(not_found.has_value());
+  EXPECT_EQ(not_found->code, kGrpcNotFound);
+  const std::optional<GatewayError> stream =
+      parse_error(R"({"error":{"code":14,"message":"etcdserver: no leader","details":[]}})");
+  ASSERT_TRUE(stream.has_value());
+  EXPECT_EQ(stream->code, kGrpcUnavailable);
+  EXPECT_EQ(stream->message, "etcdserver: no leader");
+  // Never read as an answer.
+  EXPECT_FALSE(parse_range(R"({"code":14,"message":"etcdserver: no leader","kvs":[]})").is_ok());
+  EXPECT_FALSE(parse_status(R"({"code":9,"message":"x","header":{},"leader":"1"})").is_ok());
+}
+
 TEST(Parsers, RefuseMalformedRepliesAsUnavailable) {
   for (const char* bad :
        {"", "[]", "{", "null", R"({"kvs":{}})", R"({"kvs":[{"key":"***"}]})",

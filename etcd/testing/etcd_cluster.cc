@@ -102,8 +102,8 @@ Result<pid_t> spawn_process(const std::string& bin, const std::vector<std::strin
   posix_spawnattr_destroy(&attr);
   if (rc != 0) {
     return Status(Code::kNotFound, "cannot run " + bin + ": " + std::strerror(rc) +
-                                       " (install etcd-server and etcd-client, or set "
-                                       "SNOWID_ETCD_BIN and SNOWID_ETCDCTL_BIN)");
+                                       " (scripts/install-etcd installs etcd; set "
+                                       "SNOWID_ETCD_BIN and SNOWID_ETCDCTL_BIN to its binaries)");
   }
   return pid;
 }
@@ -440,6 +440,17 @@ Result<std::pair<std::uint64_t, std::uint64_t>> EtcdCluster::status_of(int i) co
     return std::make_pair(member, id_field(doc, "leader"));
   } catch (const std::exception& e) {
     return Status(Code::kUnavailable, m.name + " sent an unreadable status: " + e.what());
+  }
+}
+
+Result<std::string> EtcdCluster::version(int i) const {
+  Result<std::string> fetched = post(i, "/v3/maintenance/status");
+  if (!fetched.is_ok()) return fetched.status();
+  try {
+    const nlohmann::json doc = nlohmann::json::parse(fetched.value());
+    return doc.value("version", std::string());
+  } catch (const std::exception& e) {
+    return Status(Code::kUnavailable, "an unreadable status: " + std::string(e.what()));
   }
 }
 

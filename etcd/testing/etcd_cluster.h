@@ -1,8 +1,9 @@
 // A real etcd for integration tests: one member or a 3-member cluster, each a
 // child process on free loopback ports, in a fresh temporary directory that
-// is removed afterwards. etcd must be installed (Debian's etcd-server and
-// etcd-client): the binaries are `etcd` and `etcdctl` on PATH, or
-// $SNOWID_ETCD_BIN and $SNOWID_ETCDCTL_BIN. Without them start() fails; tests
+// is removed afterwards. The binaries are $SNOWID_ETCD_BIN and
+// $SNOWID_ETCDCTL_BIN, or `etcd` and `etcdctl` on PATH; scripts/test sets
+// both to the release that scripts/install-etcd installs. The flags used work
+// with etcd 3.4, 3.5, 3.6 and 3.7. Without the binaries start() fails; tests
 // that need etcd then fail rather than skip.
 #pragma once
 
@@ -64,6 +65,8 @@ class EtcdCluster {
   Status initialize_namespace(const std::string& cluster, const std::string& prefix = "/snowid");
   // The index of the member that leads now, as the running members report it.
   Result<int> leader_index(Duration timeout = std::chrono::seconds(10)) const;
+  // The server version that member i reports, e.g. "3.6.16".
+  Result<std::string> version(int i) const;
 
   // Adds user root with `password`, grants it the root role and enables
   // authentication, with etcdctl.
@@ -76,6 +79,10 @@ class EtcdCluster {
   const std::string& dir() const noexcept { return dir_; }
   // The last lines of member i's log, for failure messages.
   std::string log_tail(int i) const;
+  // The file member i logs to (etcd's JSON lines).
+  const std::string& log_file(int i) const {
+    return members_.at(static_cast<std::size_t>(i)).log_file;
+  }
 
  private:
   struct Member {
