@@ -84,6 +84,7 @@ TEST(PausedEtcdLeader, HoldersOnTheFollowersKeepIssuingUniqueIdsWhenTheLeaderRes
   auto started = EtcdCluster::start(o);
   ASSERT_TRUE(started.is_ok()) << started.status().to_string();
   EtcdCluster& etcd = *started.value();
+  ASSERT_TRUE(etcd.initialize_namespace("default").is_ok());
   const auto version = etcd.version(0);
   ASSERT_TRUE(version.is_ok()) << version.status().to_string();
   const auto leader = etcd.leader_index();
