@@ -224,8 +224,6 @@ TEST_F(EtcdStoreLoss, ARestoreDeclaredByTheOperatorMakesTheNextHolderWaitPastWha
       "ids, %zu duplicates; the successor's first id %.0f ms after it took the id\n",
       a.size(), b.size(), dups, *successor.first_id_after_ms());
   EXPECT_EQ(dups, 0u);
-  // The holder whose lease the backup kept goes on issuing throughout.
-  EXPECT_TRUE(before.generator().ready());
 }
 
 // Nobody declares the restore: the holder whose lease came back notices at its
@@ -246,11 +244,14 @@ TEST_F(EtcdStoreLoss, AHolderThatSeesTheRevisionGoBackMakesLaterAcquirersWait) {
 
   ASSERT_TRUE(etcd_->restart_on(0, backup).is_ok());
   const WallTime restored_at = system_clock().wall_now();
+  // Its lease came back with the backup; etcd 3.5.16 and later give a
+  // restored lease the time it had left at its last checkpoint, so it may also
+  // expire soon after and be replaced. Either way this process has read the
+  // rolled-back store by the time it has renewed twice since.
   const std::uint64_t renewals = survivor.generator().lease_stats().renewals;
   ASSERT_TRUE(
       eventually([&] { return survivor.generator().lease_stats().renewals >= renewals + 2; }, 10s))
       << "the survivor did not renew after the restore";
-  EXPECT_TRUE(survivor.generator().ready());
 
   Result<std::unique_ptr<WorkerRegistry>> registry = make_etcd_registry(behind_, options_);
   ASSERT_TRUE(registry.is_ok());
