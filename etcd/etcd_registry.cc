@@ -585,10 +585,7 @@ Status EtcdRegistry::renew_impl(const LeaseGrant& grant, WallTime high_water, Du
       // snapshot that holds it): the holder goes on, and the record tells
       // every acquirer to wait past what the others may have issued. A
       // failure here is retried by the next call, not the renewal's.
-      if (std::optional<std::string> why = history_.take_pending()) {
-        history_.set_pending(std::move(*why));
-        (void)check_store(in_flight());
-      }
+      if (history_.has_pending()) (void)check_store(in_flight());
       return Status::ok();
     }
     Result<std::optional<KeyValue>> holder = kv_of(reply.value(), 0);

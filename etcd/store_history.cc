@@ -61,6 +61,11 @@ void StoreHistory::set_pending(std::string reason) {
   if (!pending_) pending_ = std::move(reason);
 }
 
+bool StoreHistory::has_pending() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return pending_.has_value();
+}
+
 std::optional<std::string> StoreHistory::take_pending() {
   std::lock_guard<std::mutex> lock(mu_);
   return std::exchange(pending_, std::nullopt);

@@ -40,6 +40,7 @@ class StoreHistory {
   // A loss noticed that could not be recorded in the store yet: the next
   // acquire or renewal records it.
   void set_pending(std::string reason);
+  bool has_pending() const;
   std::optional<std::string> take_pending();
 
  private:

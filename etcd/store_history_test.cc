@@ -61,10 +61,13 @@ TEST(StoreHistory, AMarkReadBackLowerOrAbsentShowsLostWrites) {
 
 TEST(StoreHistory, APendingLossIsTakenOnceAndKeepsTheFirstReason) {
   StoreHistory h;
+  EXPECT_FALSE(h.has_pending());
   EXPECT_FALSE(h.take_pending());
   h.set_pending("first");
   h.set_pending("second");
+  EXPECT_TRUE(h.has_pending());
   EXPECT_EQ(h.take_pending(), "first");
+  EXPECT_FALSE(h.has_pending());
   EXPECT_FALSE(h.take_pending());
 }
 
