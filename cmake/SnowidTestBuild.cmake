@@ -35,3 +35,29 @@ function(snowid_collect_targets_ out dir)
   endforeach()
   set(${out} ${found} PARENT_SCOPE)
 endfunction()
+
+# snowid_discover_tests(<target> LABELS <label>... [TIMEOUT <s>] [<gtest_discover_tests args>...]):
+# gtest_discover_tests, for a target whose tests carry more than one label.
+# gtest_discover_tests writes its PROPERTIES flattened (CMake 3.25: a list
+# value such as LABELS "a;b" comes out as the words `LABELS a b`, which makes
+# `b` a property name and drops whatever follows, TIMEOUT included), so the
+# labels and the timeout are set by a file of our own that ctest reads after
+# the discovered tests, from the list of names the discovery leaves behind.
+function(snowid_discover_tests target)
+  cmake_parse_arguments(PARSE_ARGV 1 arg "" "TIMEOUT" "LABELS")
+  if(NOT arg_LABELS)
+    message(FATAL_ERROR "snowid_discover_tests(${target}): LABELS is required")
+  endif()
+  set(list_name ${target}_TESTS)
+  gtest_discover_tests(${target} TEST_LIST ${list_name} ${arg_UNPARSED_ARGUMENTS})
+  set(timeout "")
+  if(arg_TIMEOUT)
+    set(timeout " TIMEOUT ${arg_TIMEOUT}")
+  endif()
+  set(file ${CMAKE_CURRENT_BINARY_DIR}/${target}_properties.cmake)
+  file(WRITE ${file}
+       "if(${list_name})\n"
+       "  set_tests_properties(\${${list_name}} PROPERTIES LABELS \"${arg_LABELS}\"${timeout})\n"
+       "endif()\n")
+  set_property(DIRECTORY APPEND PROPERTY TEST_INCLUDE_FILES ${file})
+endfunction()
