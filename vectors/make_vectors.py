@@ -19,6 +19,9 @@ import pathlib
 import sys
 
 HERE = pathlib.Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+from generator_cases import generator_cases  # noqa: E402
 
 MS_PER_DAY = 86_400_000
 # The last whole millisecond of signed 64-bit nanoseconds since 1970.
@@ -784,6 +787,10 @@ def files():
         "histories.json": {
             "schema": "snowid-vectors/histories/1",
             "histories": histories(),
+        },
+        "generator.json": {
+            "schema": "snowid-vectors/generator/1",
+            "cases": generator_cases(L),
         },
     }
 
