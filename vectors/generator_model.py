@@ -64,7 +64,9 @@ class Guard:
     def permits(self, mono, id_ms):
         return (
             not self.lost
-            and self.deadline is not None and mono < self.deadline and id_ms <= self.high_water
+            and self.deadline is not None
+            and mono < self.deadline
+            and id_ms <= self.high_water
         )
 
 
@@ -197,8 +199,10 @@ class Generator:
         else:
             behind = self.last - tnow > self.borrow
             if behind:
-                floor_allow = self.backward if self.last > self.restart_floor else (
-                    self.window + self.backward
+                floor_allow = (
+                    self.backward
+                    if self.last > self.restart_floor
+                    else (self.window + self.backward)
                 )
                 if self.last - tnow > floor_allow + self.borrow:
                     self.moved_back()

@@ -118,8 +118,10 @@ KEY_PARSES = [
     (W + "0/17/holder", "a holder key"),
     (W + "3/255/mark", "a mark key"),
     (W + "0/0/mark", "zeros"),
-    (W + "4294967295/4294967295/holder", "the largest 32-bit numbers (outside any layout: "
-     "callers filter by region and host)"),
+    (
+        W + "4294967295/4294967295/holder",
+        "the largest 32-bit numbers (outside any layout: " "callers filter by region and host)",
+    ),
     (W + "1234567890/1/mark", "ten digits"),
     (W + "4294967296/0/mark", "past 32 bits"),
     (W + "01/17/holder", "a leading zero in the region"),
@@ -178,15 +180,20 @@ def encode_holder(v):
 
 
 def holder(host, pid, started_ms, address, lease):
-    return {"host": host, "pid": pid, "started_ms": started_ms, "address": address,
-            "lease": str(lease)}
+    return {
+        "host": host,
+        "pid": pid,
+        "started_ms": started_ms,
+        "address": address,
+        "lease": str(lease),
+    }
 
 
 HOLDERS = [
     holder("web-1", 4242, 1772359200000, "10.0.0.5:7000", 0x694D7F3A1C2B9E05),
     holder("", 0, 0, "", 1),
     holder("db-2.example.com", 2**31, E, "", 7587861231245942277),
-    holder("h\u00f4te \"q\" \\ \n\u0001\u007f", 1, E, "[::1]:7000", -1),
+    holder('h\u00f4te "q" \\ \n\u0001\u007f', 1, E, "[::1]:7000", -1),
     holder("x", -5, E, "", 2**63 - 1),
 ]
 
@@ -202,18 +209,34 @@ def holders():
 
 
 HOLDER_READS = [
-    ('{"host":"a","pid":1,"started":"2026-03-01T10:00:00.123Z","address":"b","lease":"ff",'
-     '"client":"python/0.1.0"}', holder("a", 1, E, "b", 255), "an unknown member is ignored"),
+    (
+        '{"host":"a","pid":1,"started":"2026-03-01T10:00:00.123Z","address":"b","lease":"ff",'
+        '"client":"python/0.1.0"}',
+        holder("a", 1, E, "b", 255),
+        "an unknown member is ignored",
+    ),
     ('{"lease":"1"}', holder("", 0, 0, "", 1), "only the lease: the others default"),
-    ('{"host":null,"pid":null,"started":null,"address":null,"lease":"1"}',
-     holder("", 0, 0, "", 1), "null members read as absent"),
-    ('{"lease":"694D7F3A1C2B9E05"}', holder("", 0, 0, "", 0x694D7F3A1C2B9E05),
-     "upper-case hexadecimal"),
+    (
+        '{"host":null,"pid":null,"started":null,"address":null,"lease":"1"}',
+        holder("", 0, 0, "", 1),
+        "null members read as absent",
+    ),
+    (
+        '{"lease":"694D7F3A1C2B9E05"}',
+        holder("", 0, 0, "", 0x694D7F3A1C2B9E05),
+        "upper-case hexadecimal",
+    ),
     ('{"lease":"0000000000000001"}', holder("", 0, 0, "", 1), "16 digits with leading zeros"),
-    ('{"lease":"0"}', holder("", 0, 0, "", 0), "lease 0 reads (no holder this registry "
-     "writes has it)"),
-    ('{"lease":"ffffffffffffffff","pid":-1}', holder("", -1, 0, "", -1),
-     "the lease as the signed 64-bit integer with the same bits"),
+    (
+        '{"lease":"0"}',
+        holder("", 0, 0, "", 0),
+        "lease 0 reads (no holder this registry " "writes has it)",
+    ),
+    (
+        '{"lease":"ffffffffffffffff","pid":-1}',
+        holder("", -1, 0, "", -1),
+        "the lease as the signed 64-bit integer with the same bits",
+    ),
     (' { "lease" : "1" , "pid" : 7 } ', holder("", 7, 0, "", 1), "white space"),
 ]
 
@@ -267,8 +290,11 @@ MARKS_NS = [
     {"high_water_ns": str((E - 1) * MS + 1)},
     {"high_water_ns": str(E * MS - 1)},
     {"high_water_ns": str(E * MS + 500), "released_at_ns": str((E + 27) * MS)},
-    {"high_water_ns": str(E * MS), "released_at_ns": str((E + 27) * MS),
-     "clean_release_ns": str(E * MS)},
+    {
+        "high_water_ns": str(E * MS),
+        "released_at_ns": str((E + 27) * MS),
+        "clean_release_ns": str(E * MS),
+    },
     {"high_water_ns": "-1500000"},
     {"high_water_ns": "-1"},
     {"high_water_ns": "0", "released_at_ns": "0", "clean_release_ns": "0"},
@@ -286,21 +312,38 @@ def marks():
 
 MARK_READS = [
     ('{"high_water_ms":%d}' % E, {"high_water_ms": E}, "the mark alone"),
-    ('{"high_water_ms":%d,"released_at_ms":%d}' % (E, E + 5),
-     {"high_water_ms": E, "released_at_ms": E + 5}, "released, not clean"),
-    ('{"high_water_ms":%d,"released_at_ms":%d,"clean_release_ms":%d}' % (E, E + 5, E),
-     {"high_water_ms": E, "released_at_ms": E + 5, "clean_release_ms": E}, "a clean release"),
-    ('{"high_water_ms":%d,"released_at_ms":%d,"clean_release_ms":%d}' % (E + 8000, E + 5, E),
-     {"high_water_ms": E + 8000, "released_at_ms": E + 5, "clean_release_ms": E},
-     "a clean release left stale by a later acquire: not clean"),
-    ('{"high_water_ms":%d,"clean_release_ms":%d}' % (E, E),
-     {"high_water_ms": E, "clean_release_ms": E}, "clean_release without released_at: not clean"),
-    ('{"released_at_ms":%d,"clean_release_ms":%d}' % (E, E),
-     {"released_at_ms": E, "clean_release_ms": E}, "clean_release without high_water: not clean"),
+    (
+        '{"high_water_ms":%d,"released_at_ms":%d}' % (E, E + 5),
+        {"high_water_ms": E, "released_at_ms": E + 5},
+        "released, not clean",
+    ),
+    (
+        '{"high_water_ms":%d,"released_at_ms":%d,"clean_release_ms":%d}' % (E, E + 5, E),
+        {"high_water_ms": E, "released_at_ms": E + 5, "clean_release_ms": E},
+        "a clean release",
+    ),
+    (
+        '{"high_water_ms":%d,"released_at_ms":%d,"clean_release_ms":%d}' % (E + 8000, E + 5, E),
+        {"high_water_ms": E + 8000, "released_at_ms": E + 5, "clean_release_ms": E},
+        "a clean release left stale by a later acquire: not clean",
+    ),
+    (
+        '{"high_water_ms":%d,"clean_release_ms":%d}' % (E, E),
+        {"high_water_ms": E, "clean_release_ms": E},
+        "clean_release without released_at: not clean",
+    ),
+    (
+        '{"released_at_ms":%d,"clean_release_ms":%d}' % (E, E),
+        {"released_at_ms": E, "clean_release_ms": E},
+        "clean_release without high_water: not clean",
+    ),
     ("{}", {}, "an empty mark"),
     ('{"high_water_ms":null,"released_at_ms":null}', {}, "null members read as absent"),
-    ('{"high_water_ms":%d,"writer":"go/1.0","clean":true}' % E, {"high_water_ms": E},
-     "unknown members are ignored"),
+    (
+        '{"high_water_ms":%d,"writer":"go/1.0","clean":true}' % E,
+        {"high_water_ms": E},
+        "unknown members are ignored",
+    ),
     ('{"high_water_ms":-5}', {"high_water_ms": -5}, "before 1970"),
     ('{"high_water_ms":%d}' % MAX_VALUE_MS, {"high_water_ms": MAX_VALUE_MS}, "the largest"),
     ('{"high_water_ms":%d}' % -MAX_VALUE_MS, {"high_water_ms": -MAX_VALUE_MS}, "the smallest"),
@@ -332,19 +375,28 @@ MARK_ERRORS = [
 
 
 def encode_store_ns(v):
-    doc = {"incarnation": v["incarnation"], "reason": v["reason"],
-           "written_ms": ceil_ms(int(v["written_ns"]))}
+    doc = {
+        "incarnation": v["incarnation"],
+        "reason": v["reason"],
+        "written_ms": ceil_ms(int(v["written_ns"])),
+    }
     if "high_water_ns" in v:
         doc["high_water_ms"] = ceil_ms(int(v["high_water_ns"]))
     return dumps(doc)
 
 
 STORES_NS = [
-    {"incarnation": "3f9c0a7d5e2b4c18", "high_water_ns": str((E + 8000) * MS - 999_999),
-     "reason": "no store record and no worker keys: a new namespace, or etcd lost its data",
-     "written_ns": str(E * MS)},
-    {"incarnation": "0000000000000000", "reason": "initialized as a new namespace",
-     "written_ns": str(E * MS + 1)},
+    {
+        "incarnation": "3f9c0a7d5e2b4c18",
+        "high_water_ns": str((E + 8000) * MS - 999_999),
+        "reason": "no store record and no worker keys: a new namespace, or etcd lost its data",
+        "written_ns": str(E * MS),
+    },
+    {
+        "incarnation": "0000000000000000",
+        "reason": "initialized as a new namespace",
+        "written_ns": str(E * MS + 1),
+    },
 ]
 
 
@@ -366,13 +418,22 @@ def store(incarnation, reason, written_ms, high_water_ms=None):
 
 
 STORE_READS = [
-    ('{"incarnation":"3f9c0a7d5e2b4c18"}', store("3f9c0a7d5e2b4c18", "", 0),
-     "the incarnation alone"),
-    ('{"incarnation":"3F9C0A7D5E2B4C18","reason":"r","written_ms":5,"high_water_ms":7,'
-     '"by":"x"}', store("3F9C0A7D5E2B4C18", "r", 5, 7),
-     "upper-case hexadecimal, an unknown member"),
-    ('{"incarnation":"3f9c0a7d5e2b4c18","high_water_ms":null,"reason":null}',
-     store("3f9c0a7d5e2b4c18", "", 0), "null members read as absent"),
+    (
+        '{"incarnation":"3f9c0a7d5e2b4c18"}',
+        store("3f9c0a7d5e2b4c18", "", 0),
+        "the incarnation alone",
+    ),
+    (
+        '{"incarnation":"3F9C0A7D5E2B4C18","reason":"r","written_ms":5,"high_water_ms":7,'
+        '"by":"x"}',
+        store("3F9C0A7D5E2B4C18", "r", 5, 7),
+        "upper-case hexadecimal, an unknown member",
+    ),
+    (
+        '{"incarnation":"3f9c0a7d5e2b4c18","high_water_ms":null,"reason":null}',
+        store("3f9c0a7d5e2b4c18", "", 0),
+        "null members read as absent",
+    ),
 ]
 
 STORE_ERRORS = [
@@ -387,8 +448,10 @@ STORE_ERRORS = [
     ('{"incarnation":"3f9c0a7d5e2b4c18","high_water_ms":"1"}', "the mark as a string"),
     ('{"incarnation":"3f9c0a7d5e2b4c18","written_ms":1.5}', "a fraction"),
     ('{"incarnation":"3f9c0a7d5e2b4c18","reason":5}', "the reason as a number"),
-    ('{"incarnation":"3f9c0a7d5e2b4c18","high_water_ms":%d}' % (MAX_VALUE_MS + 1),
-     "past the largest"),
+    (
+        '{"incarnation":"3f9c0a7d5e2b4c18","high_water_ms":%d}' % (MAX_VALUE_MS + 1),
+        "past the largest",
+    ),
 ]
 
 
@@ -411,24 +474,69 @@ ELIGIBILITY = [
     (False, {}, E, 10000, "an empty mark"),
     (False, {"high_water_ms": E}, E + 9999, 10000, "one ms before the quarantine ends"),
     (False, {"high_water_ms": E}, E + 10000, 10000, "the quarantine ends: free"),
-    (False, {"high_water_ms": E, "released_at_ms": E + 500}, E + 10499, 10000,
-     "released after the mark: counted from the release"),
-    (False, {"high_water_ms": E, "released_at_ms": E + 500}, E + 10500, 10000,
-     "counted from the release: free"),
-    (False, {"high_water_ms": E + 8000, "released_at_ms": E}, E + 17999, 10000,
-     "fenced before its mark: counted from the mark"),
-    (False, {"high_water_ms": E, "released_at_ms": E + 3, "clean_release_ms": E}, E + 2, 10000,
-     "a clean release: no quarantine, but not before the release time"),
-    (False, {"high_water_ms": E, "released_at_ms": E + 3, "clean_release_ms": E}, E + 3, 10000,
-     "a clean release: free at its release time"),
-    (False, {"high_water_ms": E + 50, "released_at_ms": E, "clean_release_ms": E + 50}, E + 49,
-     10000, "a clean release whose mark is after its release time (an earlier holder's)"),
-    (False, {"high_water_ms": E + 50, "released_at_ms": E, "clean_release_ms": E + 50}, E + 50,
-     10000, "free at that mark"),
-    (False, {"high_water_ms": E + 8000, "released_at_ms": E, "clean_release_ms": E - 100},
-     E + 8000, 10000, "a stale clean release (the mark was raised since): quarantine"),
-    (False, {"high_water_ms": E, "clean_release_ms": E}, E + 1, 10000,
-     "clean_release without released_at does not count"),
+    (
+        False,
+        {"high_water_ms": E, "released_at_ms": E + 500},
+        E + 10499,
+        10000,
+        "released after the mark: counted from the release",
+    ),
+    (
+        False,
+        {"high_water_ms": E, "released_at_ms": E + 500},
+        E + 10500,
+        10000,
+        "counted from the release: free",
+    ),
+    (
+        False,
+        {"high_water_ms": E + 8000, "released_at_ms": E},
+        E + 17999,
+        10000,
+        "fenced before its mark: counted from the mark",
+    ),
+    (
+        False,
+        {"high_water_ms": E, "released_at_ms": E + 3, "clean_release_ms": E},
+        E + 2,
+        10000,
+        "a clean release: no quarantine, but not before the release time",
+    ),
+    (
+        False,
+        {"high_water_ms": E, "released_at_ms": E + 3, "clean_release_ms": E},
+        E + 3,
+        10000,
+        "a clean release: free at its release time",
+    ),
+    (
+        False,
+        {"high_water_ms": E + 50, "released_at_ms": E, "clean_release_ms": E + 50},
+        E + 49,
+        10000,
+        "a clean release whose mark is after its release time (an earlier holder's)",
+    ),
+    (
+        False,
+        {"high_water_ms": E + 50, "released_at_ms": E, "clean_release_ms": E + 50},
+        E + 50,
+        10000,
+        "free at that mark",
+    ),
+    (
+        False,
+        {"high_water_ms": E + 8000, "released_at_ms": E, "clean_release_ms": E - 100},
+        E + 8000,
+        10000,
+        "a stale clean release (the mark was raised since): quarantine",
+    ),
+    (
+        False,
+        {"high_water_ms": E, "clean_release_ms": E},
+        E + 1,
+        10000,
+        "clean_release without released_at does not count",
+    ),
     (False, {"released_at_ms": E}, E + 10000, 10000, "a release time alone"),
     (False, {"high_water_ms": E}, E, 0, "no quarantine: free at the mark"),
     (False, {"high_water_ms": E}, E - 1, 0, "no quarantine: not before the mark"),
@@ -517,8 +625,12 @@ TIMINGS = [
 def timings():
     out = []
     for ttl, renew, stop, skew, note in TIMINGS:
-        c = {"ttl_ms": ttl, "renew_every_ms": renew, "stop_after_ms": stop,
-             "max_clock_skew_ms": skew}
+        c = {
+            "ttl_ms": ttl,
+            "renew_every_ms": renew,
+            "stop_after_ms": stop,
+            "max_clock_skew_ms": skew,
+        }
         if not timing_ok(ttl, renew, stop, skew):
             c["error"] = "INVALID_ARGUMENT"
         c["note"] = note

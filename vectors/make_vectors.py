@@ -19,6 +19,8 @@ import pathlib
 import sys
 
 HERE = pathlib.Path(__file__).resolve().parent
+# The helper modules beside this script; no bytecode left in the source tree.
+sys.dont_write_bytecode = True
 sys.path.insert(0, str(HERE))
 
 from fence_cases import fence_file  # noqa: E402
