@@ -65,25 +65,6 @@ std::optional<WallTime> later(std::optional<WallTime> a, std::optional<WallTime>
   return std::max(*a, *b);
 }
 
-// The instant an id that is not held becomes free: quarantine after the
-// later of its release and its mark. nullopt: free since forever.
-//
-// After a clean release, free from the later of the two, without
-// quarantine. The quarantine covers the clock skew between hosts and the
-// longest a holder that lost its lease could go on issuing. A clean release
-// commits only while its holder key is still the holder's own, after the
-// holder stopped issuing, and records its exact last instant: nothing goes
-// on issuing. The skew is covered by the acquirer itself, which waits until
-// its clock is max_clock_skew past the mark (LeaseKeeper::wait_until). An
-// expired, fenced or abandoned id, or a mark from before clean releases were
-// recorded, keeps the quarantine (docs/leases.md, "Quarantine").
-std::optional<WallTime> free_from(const MarkValue& mark, Duration quarantine) {
-  const std::optional<WallTime> last = later(mark.released_at, mark.high_water);
-  if (!last) return std::nullopt;
-  if (released_clean(mark)) return *last;
-  return *last + quarantine;
-}
-
 // One worker id's keys as read from etcd.
 struct Slot {
   std::optional<KeyValue> holder;
@@ -447,7 +428,7 @@ Result<LeaseGrant> EtcdRegistry::try_acquire(const LeaseRequest& request, std::i
     LeaseGrant g;
     g.worker = worker;
     g.token = encode_token(GrantToken{lease, create_revision, worker});
-    g.previous_high_water = later(previous, store_high_water);
+    g.previous_high_water = grant_previous_high_water(previous, store_high_water);
     return g;
   };
 
@@ -1050,6 +1031,15 @@ Result<std::unique_ptr<EtcdRegistry>> connected(const Clock& clock, EtcdOptions 
 }  // namespace
 
 }  // namespace etcd
+
+Status validate_etcd_options(EtcdOptions options) {
+  try {
+    Result<etcd::GatewayOptions> checked = etcd::check_options(options);
+    return checked.is_ok() ? Status::ok() : checked.status();
+  } catch (const std::exception& e) {
+    return etcd::unavailable(std::string("etcd registry: ") + e.what());
+  }
+}
 
 Result<std::unique_ptr<WorkerRegistry>> make_etcd_registry(const Clock& clock,
                                                            EtcdOptions options) {

@@ -80,6 +80,13 @@ std::optional<Int> parse_decimal(std::string_view s) {
   return v;
 }
 
+// The larger of two optional instants.
+std::optional<WallTime> later(std::optional<WallTime> a, std::optional<WallTime> b) {
+  if (!a) return b;
+  if (!b) return a;
+  return std::max(*a, *b);
+}
+
 }  // namespace
 
 std::string encode_holder(const HolderInfo& info, std::int64_t lease) {
@@ -179,6 +186,27 @@ Result<StoreValue> decode_store(std::string_view text) {
 bool released_clean(const MarkValue& mark) {
   return mark.clean_release && mark.high_water && mark.released_at &&
          ceil_ms(*mark.clean_release) == ceil_ms(*mark.high_water);
+}
+
+std::optional<WallTime> grant_previous_high_water(std::optional<WallTime> mark,
+                                                  std::optional<WallTime> store) {
+  return later(mark, store);
+}
+
+// After a clean release, free from the later of the two instants, without
+// quarantine. The quarantine covers the clock skew between hosts and the
+// longest a holder that lost its lease could go on issuing. A clean release
+// commits only while its holder key is still the holder's own, after the
+// holder stopped issuing, and records its exact last instant: nothing goes
+// on issuing. The skew is covered by the acquirer itself, which waits until
+// its clock is max_clock_skew past the mark (LeaseKeeper::wait_until). An
+// expired, fenced or abandoned id, or a mark from before clean releases were
+// recorded, keeps the quarantine (docs/leases.md, "Quarantine").
+std::optional<WallTime> free_from(const MarkValue& mark, Duration quarantine) {
+  const std::optional<WallTime> last = later(mark.released_at, mark.high_water);
+  if (!last) return std::nullopt;
+  if (released_clean(mark)) return *last;
+  return *last + quarantine;
 }
 
 std::string encode_token(const GrantToken& t) {

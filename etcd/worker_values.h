@@ -55,6 +55,18 @@ struct MarkValue {
 // beyond its release time and its exact last instant.
 bool released_clean(const MarkValue& mark);
 
+// The instant an id that is not held becomes free, on the acquirer's clock:
+// `quarantine` after the later of its release time and its high-water mark,
+// or that instant itself after a clean release (docs/protocol.md,
+// "Quarantine"). nullopt: free since forever (no mark, or one without
+// either instant).
+std::optional<WallTime> free_from(const MarkValue& mark, Duration quarantine);
+
+// The previous high-water mark a grant carries: the later of the mark the
+// acquire transaction saw and the store record's store-wide mark.
+std::optional<WallTime> grant_previous_high_water(std::optional<WallTime> mark,
+                                                  std::optional<WallTime> store);
+
 std::string encode_mark(const MarkValue& mark);
 // kDataLoss if `text` is not a mark value.
 Result<MarkValue> decode_mark(std::string_view text);

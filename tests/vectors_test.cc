@@ -2,15 +2,26 @@
 // vectors/*.json (their schema is in vectors/README.md). Every expected value
 // there was derived independently of this library.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <charconv>
+#include <cstdlib>
+#include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <map>
+#include <memory>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <string>
 #include <vector>
 
+#include "snowid/fence.h"
+#include "snowid/generator.h"
+#include "snowid/lease_guard.h"
 #include "snowid/snowid.h"
+#include "snowid/testing/memory_fence_store.h"
+#include "snowid/testing/simulated_clock.h"
 
 #ifndef SNOWID_VECTORS_DIR
 #error "SNOWID_VECTORS_DIR must name the vectors directory"
@@ -355,6 +366,221 @@ TEST(Vectors, LayoutHistoriesDecodeByValue) {
       ASSERT_TRUE(direct.is_ok());
       EXPECT_EQ(d->values, direct->values);
     }
+  }
+}
+
+// --- generator.json: scripts on a simulated clock ---------------------------
+
+Duration ms(std::int64_t n) { return std::chrono::milliseconds(n); }
+
+struct Script {
+  explicit Script(const json& c)
+      : layout(layout_named(c.at("layout").get<std::string>())),
+        clock(wall_from_unix_ms(c.at("start_wall_ms").get<std::int64_t>())) {
+    // A waiting call sleeps for the hint of the answer that made it wait;
+    // the simulated clock then moves both readings by exactly that.
+    clock.set_auto_advance(true);
+    mono_start = clock.mono_now();
+    const json& o = c.at("options");
+    options.layout = layout;
+    options.worker =
+        WorkerId{o.at("region").get<std::uint32_t>(), o.at("host").get<std::uint32_t>()};
+    options.random_start_bound = o.at("random_start_bound").get<std::uint32_t>();
+    options.max_backward = ms(o.at("max_backward_ms").get<std::int64_t>());
+    options.max_borrow = ms(o.at("max_borrow_ms").get<std::int64_t>());
+    options.max_wait = ms(o.at("max_wait_ms").get<std::int64_t>());
+    options.fence_window = ms(o.at("fence_window_ms").get<std::int64_t>());
+    if (o.contains("not_before_ms")) {
+      options.not_before = wall_from_unix_ms(o.at("not_before_ms").get<std::int64_t>());
+    }
+    if (o.contains("wait_until_ms")) {
+      options.wait_until = wall_from_unix_ms(o.at("wait_until_ms").get<std::int64_t>());
+    }
+    if (o.contains("continue_after_ms")) {
+      options.continue_after = wall_from_unix_ms(o.at("continue_after_ms").get<std::int64_t>());
+    }
+    if (o.value("lease", false)) {
+      guard = std::make_shared<LeaseGuard>();
+      options.lease = guard;
+    }
+    if (o.contains("fence")) {
+      fence = std::make_shared<testing::MemoryFenceStore>();
+      if (o.at("fence").contains("stored_ms")) {
+        const Status s =
+            fence->store(wall_from_unix_ms(o.at("fence").at("stored_ms").get<std::int64_t>()));
+        if (!s.is_ok()) throw std::runtime_error(s.to_string());
+      }
+      options.fence_store = fence;
+    }
+  }
+
+  // The code creating a generator gives, "OK" when it does.
+  std::string create() {
+    gen.reset();
+    Result<std::unique_ptr<Generator>> r = Generator::create(clock, options);
+    if (!r.is_ok()) return code_of(r.status());
+    gen = std::move(r).value();
+    return "OK";
+  }
+
+  std::int64_t wall_ms() const { return unix_ms(clock.wall_now()); }
+
+  const Layout& layout;
+  testing::SimulatedClock clock;
+  MonoTime mono_start;
+  GeneratorOptions options;
+  std::shared_ptr<LeaseGuard> guard;
+  std::shared_ptr<testing::MemoryFenceStore> fence;
+  std::unique_ptr<Generator> gen;
+};
+
+// Checks one call step: `calls` calls (or one batch of n) and their answers.
+void check_call(Script& s, const json& step) {
+  std::string kind;
+  for (const char* k : {"try_next", "next", "try_reserve", "reserve"}) {
+    if (step.contains(k)) kind = k;
+  }
+  ASSERT_FALSE(kind.empty()) << step.dump();
+  const bool batch = kind == "try_reserve" || kind == "reserve";
+  const auto n = step.at(kind).get<std::uint32_t>();
+  const std::uint32_t calls = batch ? 1 : n;
+  for (std::uint32_t i = 0; i < calls; ++i) {
+    IdBatch b;
+    if (kind == "try_next" || kind == "next") {
+      const IdResult r = kind == "next" ? s.gen->next() : s.gen->try_next();
+      b.first = r.id;
+      b.count = r.ok() ? 1 : 0;
+      b.code = r.code;
+      b.retry_after = r.retry_after;
+    } else {
+      b = kind == "reserve" ? s.gen->reserve(n) : s.gen->try_reserve(n);
+    }
+    if (step.contains("error")) {
+      EXPECT_EQ(std::string(code_name(b.code)), step.at("error").get<std::string>());
+      if (step.contains("retry_after_ms")) {
+        EXPECT_EQ(b.retry_after, ms(step.at("retry_after_ms").get<std::int64_t>()));
+      }
+      return;
+    }
+    ASSERT_TRUE(b.ok()) << "call " << i << ": " << code_name(b.code);
+    if (step.contains("first_id")) {
+      ASSERT_EQ(b.first, u64(step.at("first_id")) + i) << "call " << i;
+    } else {
+      ASSERT_GE(b.first, u64(step.at("id_min")));
+      ASSERT_LE(b.first, u64(step.at("id_max")));
+    }
+    if (batch) EXPECT_EQ(b.count, step.at("count").get<std::uint32_t>());
+  }
+}
+
+TEST(Vectors, GeneratorScripts) {
+  const json file = load("generator.json");
+  ASSERT_EQ(file.at("schema"), "snowid-vectors/generator/1");
+  ASSERT_GE(file.at("cases").size(), 30u);
+  for (const json& c : file.at("cases")) {
+    SCOPED_TRACE("case " + c.at("name").get<std::string>());
+    Script s(c);
+    ASSERT_EQ(s.create(), c.at("create").get<std::string>());
+    int index = 0;
+    for (const json& step : c.at("steps")) {
+      SCOPED_TRACE("step " + std::to_string(index++) + ": " + step.dump());
+      if (step.contains("advance_ms")) {
+        s.clock.advance(ms(step.at("advance_ms").get<std::int64_t>()));
+      } else if (step.contains("set_wall_ms")) {
+        s.clock.set_wall(wall_from_unix_ms(step.at("set_wall_ms").get<std::int64_t>()));
+      } else if (step.contains("advance_mono_ms")) {
+        s.clock.advance_monotonic(ms(step.at("advance_mono_ms").get<std::int64_t>()));
+      } else if (step.contains("lease_extend")) {
+        const json& e = step.at("lease_extend");
+        s.guard->extend(s.mono_start + ms(e.at("deadline_mono_ms").get<std::int64_t>()),
+                        wall_from_unix_ms(e.at("high_water_ms").get<std::int64_t>()));
+      } else if (step.contains("lease_lost")) {
+        s.guard->mark_lost();
+      } else if (step.contains("fence_fail")) {
+        s.fence->set_fail_stores(step.at("fence_fail").get<bool>());
+      } else if (step.contains("close")) {
+        EXPECT_TRUE(s.gen->close().is_ok());
+      } else if (step.contains("restart")) {
+        ASSERT_EQ(s.create(), step.at("create").get<std::string>());
+      } else if (step.contains("try_next") || step.contains("next") ||
+                 step.contains("try_reserve") || step.contains("reserve")) {
+        check_call(s, step);
+      }
+      if (step.contains("fence_ms")) {
+        const std::optional<WallTime> stored = s.fence->stored();
+        if (step.at("fence_ms").is_null()) {
+          EXPECT_FALSE(stored.has_value());
+        } else {
+          ASSERT_TRUE(stored.has_value());
+          EXPECT_EQ(unix_ms(*stored), step.at("fence_ms").get<std::int64_t>());
+        }
+      }
+      if (step.contains("healthy")) EXPECT_EQ(s.gen->healthy(), step.at("healthy").get<bool>());
+      if (step.contains("wall_ms")) EXPECT_EQ(s.wall_ms(), step.at("wall_ms").get<std::int64_t>());
+    }
+  }
+}
+
+// --- fence.json: the fence file --------------------------------------------
+
+class FenceFileVectors : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string tmpl = (std::filesystem::temp_directory_path() / "snowid-fence-vectors-XXXXXX");
+    ASSERT_NE(::mkdtemp(tmpl.data()), nullptr);
+    dir_ = tmpl;
+    path_ = dir_ + "/fence";
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  void write(const std::string& text) {
+    std::ofstream out(path_, std::ios::binary | std::ios::trunc);
+    out << text;
+  }
+  std::string read() {
+    std::ifstream in(path_, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  }
+
+  std::string dir_;
+  std::string path_;
+};
+
+TEST_F(FenceFileVectors, TextsAreReadOrRefused) {
+  const json file = load("fence.json");
+  ASSERT_EQ(file.at("schema"), "snowid-vectors/fence/1");
+  std::unique_ptr<FenceStore> store = make_file_fence_store(path_);
+  for (const json& c : file.at("valid")) {
+    SCOPED_TRACE(c.at("note").get<std::string>());
+    write(c.at("text").get<std::string>());
+    Result<std::optional<WallTime>> r = store->load();
+    ASSERT_TRUE(r.is_ok()) << r.status().to_string();
+    ASSERT_TRUE(r.value().has_value());
+    EXPECT_EQ(unix_ms(*r.value()), c.at("fence_ms").get<std::int64_t>());
+  }
+  for (const json& c : file.at("invalid")) {
+    SCOPED_TRACE(c.at("note").get<std::string>());
+    write(c.at("text").get<std::string>());
+    Result<std::optional<WallTime>> r = store->load();
+    ASSERT_FALSE(r.is_ok());
+    EXPECT_EQ(code_of(r.status()), c.at("error").get<std::string>());
+  }
+}
+
+TEST_F(FenceFileVectors, FencesAreWrittenAsTheirText) {
+  const json file = load("fence.json");
+  std::unique_ptr<FenceStore> store = make_file_fence_store(path_);
+  for (const json& c : file.at("write")) {
+    const std::int64_t fence = c.at("fence_ms").get<std::int64_t>();
+    SCOPED_TRACE(fence);
+    ASSERT_TRUE(store->store(wall_from_unix_ms(fence)).is_ok());
+    EXPECT_EQ(read(), c.at("text").get<std::string>());
+  }
+  const std::string before = read();
+  for (const json& c : file.at("write_errors")) {
+    const Status s = store->store(wall_from_unix_ms(c.at("fence_ms").get<std::int64_t>()));
+    EXPECT_EQ(code_of(s), c.at("error").get<std::string>());
+    EXPECT_EQ(read(), before);
   }
 }
 

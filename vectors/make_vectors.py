@@ -19,6 +19,13 @@ import pathlib
 import sys
 
 HERE = pathlib.Path(__file__).resolve().parent
+# The helper modules beside this script; no bytecode left in the source tree.
+sys.dont_write_bytecode = True
+sys.path.insert(0, str(HERE))
+
+from fence_cases import fence_file  # noqa: E402
+from generator_cases import generator_cases  # noqa: E402
+from lease_cases import leases_file  # noqa: E402
 
 MS_PER_DAY = 86_400_000
 # The last whole millisecond of signed 64-bit nanoseconds since 1970.
@@ -785,6 +792,12 @@ def files():
             "schema": "snowid-vectors/histories/1",
             "histories": histories(),
         },
+        "generator.json": {
+            "schema": "snowid-vectors/generator/1",
+            "cases": generator_cases(L),
+        },
+        "fence.json": fence_file(),
+        "leases.json": leases_file(),
     }
 
 

@@ -54,6 +54,10 @@ struct EtcdOptions {
 // URL is http:// or https:// with a host and port; kInvalidArgument otherwise.
 Result<std::vector<std::string>> parse_etcd_endpoints(const std::string& text);
 
+// OK, or kInvalidArgument naming the option that is out of bounds: the checks
+// make_etcd_registry() makes before it connects (docs/protocol.md, "Settings").
+Status validate_etcd_options(EtcdOptions options);
+
 // Checks the options and connects (authenticating if a user is set).
 // kUnavailable if no member answers; kInvalidArgument for bad options.
 // `clock` must outlive the registry.

@@ -22,7 +22,8 @@
 // - With a fence store, the generator never issues in a tick beyond the stored
 //   fence: before it would, it durably stores a fence `fence_window` ahead. On
 //   creation, a clock behind the stored fence is waited out like a backward
-//   step, and refused if it is behind by more than `max_backward`.
+//   step, and refused if it is behind by more than `fence_window` +
+//   `max_borrow` + `max_backward` (docs/generator.md).
 // - With `continue_after` (the last id of the generator this one replaces in
 //   the same process), no id is in that tick or before it: a clock behind it
 //   is a backward step as above, waited out or refused.
