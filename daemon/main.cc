@@ -186,7 +186,7 @@ struct Running {
 };
 
 void reload(Running& r) {
-  Result<Settings> fresh = load_settings(r.argc, r.argv, process_environment());
+  Result<Settings> fresh = load_settings(r.argc, r.argv, host::process_environment());
   if (!fresh.is_ok()) {
     r.log.error("reload failed",
                 {{"code", code_name(fresh.status().code())}, {"error", fresh.status().message()}});
@@ -273,7 +273,7 @@ Result<std::unique_ptr<TicketStore>> open_sequences(const Settings& s, const Clo
 
 // The error text of a start or close failure; a fence that could not be
 // read or written is named, as the generator reports only kUnavailable.
-std::string failure_text(const Status& s, const FenceStores* fences) {
+std::string failure_text(const Status& s, const host::FenceStores* fences) {
   std::string text = s.message();
   if (fences != nullptr && s.code() == Code::kUnavailable) {
     if (const Status f = fences->last_failure(); !f.is_ok())
@@ -306,7 +306,7 @@ int run(int argc, char** argv) {
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   sigdelset(&signals, SIGPIPE);
 
-  const Environment& env = process_environment();
+  const host::Environment& env = host::process_environment();
   Result<Settings> loaded = load_settings(argc, argv, env);
   if (!loaded.is_ok()) {
     std::fprintf(stderr, "snowidd: %s\n", loaded.status().message().c_str());
@@ -397,17 +397,20 @@ int run(int argc, char** argv) {
 
   std::atomic<IdService*> service_for_events{nullptr};
   LeasedGeneratorOptions options = setup->options;
-  options.lease.holder = common::this_holder(clock.wall_now());
+  options.lease.holder = host::this_holder(clock.wall_now());
   if (!settings.socket.empty()) {
     options.lease.holder.address = settings.socket;
   } else if (settings.http) {
     options.lease.holder.address = settings.http->to_string();
   }
-  options.on_event = [&log, &service_for_events](const std::string& event, const Status& status) {
-    const bool loss = event.starts_with("lease lost");
-    const bool bad = loss || !status.is_ok() || event.starts_with("clock moved back");
+  options.on_event = [&log, &service_for_events](const LeaseEvent& event) {
+    const bool loss = event.kind == LeaseEvent::Kind::kLost;
+    const bool bad =
+        loss || !event.status.is_ok() || event.kind == LeaseEvent::Kind::kClockMovedBack;
     log.log(bad ? LogLevel::kWarn : LogLevel::kInfo, "lease event",
-            {{"event", event}, {"code", code_name(status.code())}, {"message", status.message()}});
+            {{"event", to_string(event)},
+             {"code", code_name(event.status.code())},
+             {"message", event.status.message()}});
     if (IdService* s = service_for_events.load(std::memory_order_acquire); loss && s != nullptr) {
       s->count_lease_loss();
     }

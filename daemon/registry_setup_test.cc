@@ -22,7 +22,7 @@ using namespace std::chrono_literals;
 using snowid::test_support::TempDir;
 
 Settings settings_in(const std::string& dir) {
-  MapEnvironment env;
+  host::MapEnvironment env;
   env.variables["HOME"] = "/home/u";
   std::vector<const char*> argv = {"snowidd", "--state-dir", dir.c_str()};
   Result<Settings> s = load_settings(static_cast<int>(argv.size()), argv.data(), env);
@@ -32,54 +32,21 @@ Settings settings_in(const std::string& dir) {
 
 // Host-wide lock names of their own, so parallel tests do not meet, and the
 // host directory in the test's directory `dir`, so that it goes with it.
-MapEnvironment test_env(const TempDir& dir) {
-  MapEnvironment env;
+host::MapEnvironment test_env(const TempDir& dir) {
+  host::MapEnvironment env;
   env.variables["SNOWID_HOST_LOCK"] = "snowidd-registry-test-" + std::to_string(::getpid());
   env.variables["SNOWID_HOST_DIR"] = dir.path() + "/host";
   return env;
 }
 
-TEST(RegistrySetup, PresetLayouts) {
-  const WallTime now = system_clock().wall_now();
-  Result<DaemonLayout> l = resolve_layout("snowid", now);
-  ASSERT_TRUE(l.is_ok()) << l.status().message();
-  EXPECT_EQ(l->layout.name(), "snowid");
-  EXPECT_FALSE(l->not_before.has_value());
-
-  Result<DaemonLayout> unknown = resolve_layout("snowfake", now);
-  ASSERT_FALSE(unknown.is_ok());
-  EXPECT_EQ(unknown.status().code(), Code::kInvalidArgument);
-  EXPECT_NE(unknown.status().message().find("unknown preset \"snowfake\""), std::string::npos);
-  EXPECT_NE(unknown.status().message().find("snowid"), std::string::npos);
-
-  Result<DaemonLayout> foreign = resolve_layout("twitter", now);
-  ASSERT_FALSE(foreign.is_ok());
-  EXPECT_NE(foreign.status().message().find("decode-only"), std::string::npos);
-}
-
-TEST(RegistrySetup, LayoutFiles) {
+TEST(RegistrySetup, RegionAndHostAreCheckedAgainstALayoutFilesWidths) {
   TempDir dir{"snowidd-registry"};
-  const WallTime now = system_clock().wall_now();
-#ifdef SNOWID_DAEMON_LAYOUT_FILE
   const std::string path = dir.path() + "/narrow.json";
   std::ofstream(path) << R"({"name": "narrow", "epoch": "2026-01-01T00:00:00Z", "fields": [
       {"name": "time", "role": "time", "width": 41},
       {"name": "region", "role": "region", "width": 1},
       {"name": "host", "role": "host", "width": 4},
       {"name": "sequence", "role": "sequence", "width": 17}]})";
-  Result<DaemonLayout> l = resolve_layout(path, now);
-  ASSERT_TRUE(l.is_ok()) << l.status().message();
-  EXPECT_EQ(l->layout.name(), "narrow");
-  EXPECT_EQ(l->layout.workers_per_region(), 16u);
-  ASSERT_TRUE(l->not_before.has_value());
-  EXPECT_EQ(*l->not_before, l->layout.epoch());
-
-  const Result<DaemonLayout> missing = resolve_layout(dir.path() + "/none.json", now);
-  ASSERT_FALSE(missing.is_ok());
-  EXPECT_EQ(missing.status().code(), Code::kNotFound);
-  EXPECT_EQ(missing.status().message().rfind("layout: ", 0), 0u) << missing.status().message();
-
-  // Region and host are checked against the file's widths.
   Settings s = settings_in(dir.path());
   s.layout = path;
   s.region = 2;
@@ -91,11 +58,6 @@ TEST(RegistrySetup, LayoutFiles) {
   setup = setup_registry(s, test_env(dir), system_clock());
   ASSERT_FALSE(setup.is_ok());
   EXPECT_EQ(setup.status().message(), "host must be 0..15 (layout narrow), not 16");
-#else
-  const Result<DaemonLayout> file = resolve_layout(dir.path() + "/narrow.json", now);
-  ASSERT_FALSE(file.is_ok());
-  EXPECT_EQ(file.status().code(), Code::kFailedPrecondition);
-#endif
 }
 
 TEST(RegistrySetup, LeaseTimingComesFromTheSettings) {
@@ -117,10 +79,10 @@ TEST(RegistrySetup, RegistryConfigFollowsSettingsAndHostLock) {
   s.etcd = {"http://a:2379", "http://b:2379"};
   s.etcd_prefix = "/p";
   s.quarantine = 3s;
-  MapEnvironment env;
+  host::MapEnvironment env;
   env.variables["SNOWID_HOST_LOCK"] = "off";
   env.variables["SNOWID_HOST_DIR"] = "/srv/snowid-host";
-  const common::RegistryConfig c = registry_config(s, env);
+  const host::RegistryConfig c = registry_config(s, env);
   EXPECT_EQ(c.state_dir, "/srv/snowid");
   EXPECT_EQ(c.etcd_endpoints, s.etcd);
   EXPECT_EQ(c.etcd_prefix, "/p");
@@ -130,8 +92,8 @@ TEST(RegistrySetup, RegistryConfigFollowsSettingsAndHostLock) {
   EXPECT_EQ(registry_kind(s), "etcd");
   s.etcd.clear();
   EXPECT_EQ(registry_kind(s), "file");
-  EXPECT_EQ(registry_config(s, MapEnvironment()).host_lock, "");
-  EXPECT_EQ(registry_config(s, MapEnvironment()).host_dir, "");
+  EXPECT_EQ(registry_config(s, host::MapEnvironment()).host_lock, "");
+  EXPECT_EQ(registry_config(s, host::MapEnvironment()).host_dir, "");
 }
 
 // The daemon and `snowid next` share the fence file of a worker: a daemon
@@ -150,7 +112,7 @@ TEST(RegistrySetup, FileRegistryLeasesAndFencesUnderTheToolsNames) {
   EXPECT_EQ(setup->options.lease.timing.ttl, s.lease_ttl);
 
   LeasedGeneratorOptions o = setup->options;
-  o.lease.holder = common::this_holder(system_clock().wall_now());
+  o.lease.holder = host::this_holder(system_clock().wall_now());
   Result<std::unique_ptr<LeasedGenerator>> gen =
       LeasedGenerator::create(system_clock(), *setup->registry, o);
   ASSERT_TRUE(gen.is_ok()) << gen.status().to_string();
@@ -159,7 +121,7 @@ TEST(RegistrySetup, FileRegistryLeasesAndFencesUnderTheToolsNames) {
   ASSERT_TRUE(id.ok()) << code_name(id.code);
   ASSERT_TRUE(gen.value()->close().is_ok());
   EXPECT_TRUE(setup->fences->last_failure().is_ok());
-  const std::string fence = common::fence_path(s.state_dir, {2, 7});
+  const std::string fence = host::fence_path(s.state_dir, {2, 7});
   EXPECT_EQ(fence, s.state_dir + "/fence-r2-h7");
   EXPECT_TRUE(std::filesystem::exists(fence));
 

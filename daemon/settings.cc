@@ -15,6 +15,7 @@
 #include <variant>
 
 #include "snowid/layout.h"
+#include "state_dir.h"
 #include "snowid/ticket_store.h"
 
 // toml++ header-only, without exceptions: errors come back as values, as in
@@ -863,7 +864,7 @@ Result<std::string> toml_text(const SettingInfo& info, const toml::node& node) {
   return wrong("of a known type");
 }
 
-Status read_toml(const std::string& path, const Environment& env, FoundTable& found) {
+Status read_toml(const std::string& path, const host::Environment& env, FoundTable& found) {
   Result<std::string> text = env.read_file(path);
   if (!text.is_ok()) return text.status();
   toml::parse_result parsed = toml::parse(text.value(), path);
@@ -886,28 +887,15 @@ Status read_toml(const std::string& path, const Environment& env, FoundTable& fo
   return Status::ok();
 }
 
-std::optional<std::string> nonempty(const Environment& env, std::string_view name) {
-  std::optional<std::string> v = env.get(name);
-  if (v && v->empty()) return std::nullopt;
-  return v;
-}
 
-std::string default_socket(const Environment& env) {
-  if (auto run = nonempty(env, "XDG_RUNTIME_DIR"); run && run->front() == '/') {
+std::string default_socket(const host::Environment& env) {
+  if (auto run = host::nonempty(env, "XDG_RUNTIME_DIR"); run && run->front() == '/') {
     return *run + "/snowid/snowidd.sock";
   }
   if (env.uid() == 0) return "/run/snowid/snowidd.sock";
   return "/tmp/snowid-" + std::to_string(env.uid()) + "/snowidd.sock";
 }
 
-Result<std::string> default_state_dir(const Environment& env) {
-  if (auto xdg = nonempty(env, "XDG_STATE_HOME"); xdg && xdg->front() == '/') {
-    return *xdg + "/snowid";
-  }
-  if (auto home = nonempty(env, "HOME")) return *home + "/.local/state/snowid";
-  if (env.uid() == 0) return std::string("/var/lib/snowid");
-  return invalid("state_dir has no default without HOME: give --state-dir or SNOWID_STATE_DIR");
-}
 
 // The source of a setting's value, for messages about combinations.
 std::string source_of(const FoundTable& found, std::string_view name) {
@@ -1072,51 +1060,7 @@ std::string format_duration(Duration d) {
   return std::to_string(n) + "ms";
 }
 
-namespace {
-
-class ProcessEnvironment final : public Environment {
- public:
-  std::optional<std::string> get(std::string_view name) const override {
-    const char* v = std::getenv(std::string(name).c_str());
-    if (v == nullptr) return std::nullopt;
-    return std::string(v);
-  }
-  Result<std::string> read_file(const std::string& path) const override {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) {
-      const int err = errno;
-      return Status(err == ENOENT ? Code::kNotFound : Code::kUnavailable,
-                    path + ": cannot read the configuration: " + std::strerror(err));
-    }
-    std::ostringstream text;
-    text << in.rdbuf();
-    return text.str();
-  }
-  std::uint32_t uid() const override { return static_cast<std::uint32_t>(::geteuid()); }
-};
-
-}  // namespace
-
-const Environment& process_environment() {
-  static const ProcessEnvironment env;
-  return env;
-}
-
-std::optional<std::string> MapEnvironment::get(std::string_view name) const {
-  const auto it = variables.find(name);
-  if (it == variables.end()) return std::nullopt;
-  return it->second;
-}
-
-Result<std::string> MapEnvironment::read_file(const std::string& path) const {
-  const auto it = files.find(path);
-  if (it == files.end()) {
-    return Status(Code::kNotFound, path + ": cannot read the configuration: no such file");
-  }
-  return it->second;
-}
-
-Result<Settings> load_settings(int argc, const char* const* argv, const Environment& env) {
+Result<Settings> load_settings(int argc, const char* const* argv, const host::Environment& env) {
   Settings settings;
   FoundTable flags;
   std::optional<std::string> config_flag;
@@ -1164,7 +1108,7 @@ Result<Settings> load_settings(int argc, const char* const* argv, const Environm
     // An empty variable counts as unset, except for the registry's: there it
     // is refused (parse_endpoints), never taken as "use the file registry".
     const bool registry = e.info.name == "etcd" || e.info.name == "registry";
-    if (std::optional<std::string> v = registry ? env.get(e.info.env) : nonempty(env, e.info.env)) {
+    if (std::optional<std::string> v = registry ? env.get(e.info.env) : host::nonempty(env, e.info.env)) {
       if (Status s = record(vars, e, std::string(e.info.env), *v); !s.is_ok()) return s;
     } else if (e.info.name == "etcd") {
       // The name the snowid tool reads, so that one environment serves both.
@@ -1176,7 +1120,7 @@ Result<Settings> load_settings(int argc, const char* const* argv, const Environm
 
   // 3. The TOML file.
   FoundTable file;
-  if (!config_flag) config_flag = nonempty(env, "SNOWID_CONFIG");
+  if (!config_flag) config_flag = host::nonempty(env, "SNOWID_CONFIG");
   if (config_flag) {
     if (Status s = read_toml(*config_flag, env, file); !s.is_ok()) return s;
     settings.config_file = *config_flag;
@@ -1209,8 +1153,8 @@ Result<Settings> load_settings(int argc, const char* const* argv, const Environm
   };
   if (unset("socket")) settings.socket = default_socket(env);
   if (unset("state_dir")) {
-    Result<std::string> dir = default_state_dir(env);
-    if (!dir.is_ok()) return dir.status();
+    Result<std::string> dir = host::default_state_dir(env);
+    if (!dir.is_ok()) return invalid("state_dir: " + dir.status().message());
     settings.state_dir = std::move(dir).value();
   }
   if (unset("sequences")) {

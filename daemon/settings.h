@@ -37,6 +37,7 @@
 #include <string_view>
 #include <vector>
 
+#include "environment.h"
 #include "snowid/status.h"
 #include "snowid/time.h"
 
@@ -159,38 +160,10 @@ struct SettingInfo {
 // The table, in the order describe_settings() shows it.
 std::span<const SettingInfo> settings_table() noexcept;
 
-// What load_settings() reads from the outside world. The daemon passes
-// process_environment(); tests pass a MapEnvironment.
-class Environment {
- public:
-  virtual ~Environment() = default;
-  // The variable's value; nullopt if unset.
-  virtual std::optional<std::string> get(std::string_view name) const = 0;
-  // The whole file; kNotFound or kUnavailable if it cannot be read.
-  virtual Result<std::string> read_file(const std::string& path) const = 0;
-  // The effective user id, for the default socket path.
-  virtual std::uint32_t uid() const = 0;
-};
-
-// The real process environment, files and user. Thread-compatible.
-const Environment& process_environment();
-
-// Variables and files from maps, for tests.
-class MapEnvironment : public Environment {
- public:
-  std::map<std::string, std::string, std::less<>> variables;
-  std::map<std::string, std::string, std::less<>> files;  // path -> contents
-  std::uint32_t user = 1000;
-
-  std::optional<std::string> get(std::string_view name) const override;
-  Result<std::string> read_file(const std::string& path) const override;
-  std::uint32_t uid() const override { return user; }
-};
-
 // Resolves the settings from flags (argv[1..argc-1]), the environment, the
 // TOML file and the defaults, in that order of precedence (see above).
 // "--help"/"-h" and "--help-settings" set `action` and skip everything else.
-Result<Settings> load_settings(int argc, const char* const* argv, const Environment& env);
+Result<Settings> load_settings(int argc, const char* const* argv, const host::Environment& env);
 
 // The table rendered for `snowidd --help-settings` and the docs: for every
 // setting its name, flag, variable, type and bounds, default and whether it

@@ -13,14 +13,14 @@ namespace {
 using namespace std::chrono_literals;
 
 // Never the real environment: every test starts from a user with a home.
-MapEnvironment base_env() {
-  MapEnvironment env;
+host::MapEnvironment base_env() {
+  host::MapEnvironment env;
   env.variables["HOME"] = "/home/u";
   env.user = 1000;
   return env;
 }
 
-Result<Settings> load(std::initializer_list<const char*> args, const Environment& env) {
+Result<Settings> load(std::initializer_list<const char*> args, const host::Environment& env) {
   std::vector<const char*> argv = {"snowidd"};
   argv.insert(argv.end(), args.begin(), args.end());
   return load_settings(static_cast<int>(argv.size()), argv.data(), env);
@@ -37,7 +37,7 @@ std::string error_of(const Result<Settings>& r) {
 }
 
 Result<Settings> load_toml(const std::string& toml) {
-  MapEnvironment env = base_env();
+  host::MapEnvironment env = base_env();
   env.files["snowidd.toml"] = toml;
   return load({"--config", "snowidd.toml"}, env);
 }
@@ -93,7 +93,7 @@ TEST(Settings, DefaultsRunWithNoConfiguration) {
 #if SNOWID_DAEMON_SEQUENCE_STORES
 TEST(Settings, DefaultSequencesFileIsInTheStateDir) {
   EXPECT_EQ(load({"--state-dir", "/srv/snowid"})->sequences, "sqlite:/srv/snowid/sequences.db");
-  MapEnvironment env = base_env();
+  host::MapEnvironment env = base_env();
   env.variables["SNOWID_SEQUENCES"] = "off";
   EXPECT_EQ(load({"--state-dir", "/srv/snowid"}, env)->sequences, "off");
 }
@@ -182,13 +182,13 @@ TEST(Settings, APasswordInTheSequencesFlagWarns) {
   ASSERT_TRUE(r.is_ok());
   EXPECT_EQ(r->warnings.size(), 1u);
   EXPECT_TRUE(load({"--sequences", "postgresql://snowid@db/snowid"})->warnings.empty());
-  MapEnvironment env = base_env();
+  host::MapEnvironment env = base_env();
   env.variables["SNOWID_SEQUENCES"] = "postgresql://snowid:hunter2@db/snowid";
   EXPECT_TRUE(load({}, env)->warnings.empty()) << "the environment is the place for it";
 }
 
 TEST(Settings, DefaultSocketFollowsRuntimeDirThenRoot) {
-  MapEnvironment env = base_env();
+  host::MapEnvironment env = base_env();
   env.variables["XDG_RUNTIME_DIR"] = "/run/user/1000";
   EXPECT_EQ(load({}, env)->socket, "/run/user/1000/snowid/snowidd.sock");
   env.variables["XDG_RUNTIME_DIR"] = "relative";  // ignored, as XDG says
@@ -199,13 +199,13 @@ TEST(Settings, DefaultSocketFollowsRuntimeDirThenRoot) {
 }
 
 TEST(Settings, DefaultStateDirMatchesTheTool) {
-  MapEnvironment env = base_env();
+  host::MapEnvironment env = base_env();
   env.variables["XDG_STATE_HOME"] = "/xdg/state";
   EXPECT_EQ(load({}, env)->state_dir, "/xdg/state/snowid");
   env.variables["SNOWID_STATE_DIR"] = "/srv/snowid";
   EXPECT_EQ(load({}, env)->state_dir, "/srv/snowid");
 
-  MapEnvironment homeless;
+  host::MapEnvironment homeless;
   EXPECT_NE(error_of(load({}, homeless)).find("state_dir"), std::string::npos);
   homeless.user = 0;
   EXPECT_EQ(load({}, homeless)->state_dir, "/var/lib/snowid");
@@ -217,7 +217,7 @@ TEST(Settings, QuarantineDefaultDependsOnRegistry) {
 }
 
 TEST(Settings, FlagBeatsEnvironmentBeatsFileBeatsDefault) {
-  MapEnvironment env = base_env();
+  host::MapEnvironment env = base_env();
   env.files["c.toml"] = "region = 1\nthreads = 3\nmax_batch = 50\nlog_level = \"debug\"\n";
   env.variables["SNOWID_CONFIG"] = "c.toml";
   env.variables["SNOWID_REGION"] = "2";
@@ -233,7 +233,7 @@ TEST(Settings, FlagBeatsEnvironmentBeatsFileBeatsDefault) {
 }
 
 TEST(Settings, ConfigFlagBeatsConfigVariable) {
-  MapEnvironment env = base_env();
+  host::MapEnvironment env = base_env();
   env.files["a.toml"] = "region = 1\n";
   env.files["b.toml"] = "region = 2\n";
   env.variables["SNOWID_CONFIG"] = "a.toml";
@@ -242,7 +242,7 @@ TEST(Settings, ConfigFlagBeatsConfigVariable) {
 }
 
 TEST(Settings, EmptyVariableCountsAsUnset) {
-  MapEnvironment env = base_env();
+  host::MapEnvironment env = base_env();
   env.variables["SNOWID_REGION"] = "";
   EXPECT_EQ(load({}, env)->region, 0u);
 }
@@ -255,7 +255,7 @@ TEST(Settings, MissingConfigFileIsNotFound) {
 }
 
 TEST(Settings, InvalidValueAtAnyLevelIsAnErrorEvenIfOverridden) {
-  MapEnvironment env = base_env();
+  host::MapEnvironment env = base_env();
   env.variables["SNOWID_REGION"] = "x";
   EXPECT_EQ(error_of(load({"--region", "1"}, env)),
             "SNOWID_REGION: region must be 0..1023, not \"x\"");
@@ -263,7 +263,7 @@ TEST(Settings, InvalidValueAtAnyLevelIsAnErrorEvenIfOverridden) {
 
 TEST(Settings, RegionBoundsFollowTheLayout) {
   EXPECT_EQ(load({"--region", "3"})->region, 3u);
-  MapEnvironment env = base_env();
+  host::MapEnvironment env = base_env();
   env.variables["SNOWID_REGION"] = "7";
   EXPECT_EQ(error_of(load({}, env)), "SNOWID_REGION: region must be 0..3 (layout snowid), not 7");
   EXPECT_EQ(error_of(load({"--region", "-1"})), "--region: region must be 0..1023, not \"-1\"");
@@ -274,7 +274,7 @@ TEST(Settings, HostIsUnpinnedByDefaultAndPinnedWithinTheLayout) {
   EXPECT_FALSE(load({})->host.has_value());
   EXPECT_EQ(load({"--host", "0"})->host, std::optional<std::uint32_t>(0));
   EXPECT_EQ(load({"--host=255"})->host, std::optional<std::uint32_t>(255));
-  MapEnvironment env = base_env();
+  host::MapEnvironment env = base_env();
   env.variables["SNOWID_HOST"] = "256";
   EXPECT_EQ(error_of(load({}, env)), "SNOWID_HOST: host must be 0..255 (layout snowid), not 256");
   EXPECT_EQ(error_of(load({"--host", "-1"})), "--host: host must be any or 0..65535, not \"-1\"");
@@ -285,7 +285,7 @@ TEST(Settings, HostIsUnpinnedByDefaultAndPinnedWithinTheLayout) {
 }
 
 TEST(Settings, HostAnyUndoesAPinOfLowerPrecedence) {
-  MapEnvironment env = base_env();
+  host::MapEnvironment env = base_env();
   env.files["c.toml"] = "host = 7\n";
   env.variables["SNOWID_CONFIG"] = "c.toml";
   EXPECT_EQ(load({}, env)->host, std::optional<std::uint32_t>(7));
@@ -404,7 +404,7 @@ TEST(Settings, AnEmptyOrBlankEtcdIsRefusedWhereverItComesFrom) {
   for (const char* text : {"", " ", "\t", " \n "}) {
     EXPECT_NE(error_of(load({"--etcd", text})).find("etcd is empty"), std::string::npos) << text;
     for (const char* var : {"SNOWID_ETCD", "SNOWID_ETCD_ENDPOINTS"}) {
-      MapEnvironment env = base_env();
+      host::MapEnvironment env = base_env();
       env.variables[var] = text;
       const std::string message = error_of(load({}, env));
       EXPECT_NE(message.find(var), std::string::npos) << var << ": " << message;
@@ -422,7 +422,7 @@ TEST(Settings, RegistryIsAutoFileOrEtcd) {
   EXPECT_EQ(load({"--registry", "file"})->registry, "file");
   EXPECT_EQ(load_toml("registry = \"etcd\"\n")->registry, "etcd");
   EXPECT_FALSE(load({"--registry", "zookeeper"}).is_ok());
-  MapEnvironment env = base_env();
+  host::MapEnvironment env = base_env();
   env.variables["SNOWID_REGISTRY"] = "";
   EXPECT_FALSE(load({}, env).is_ok()) << "an empty registry variable is refused, not ignored";
   env.variables["SNOWID_REGISTRY"] = "file";
@@ -430,7 +430,7 @@ TEST(Settings, RegistryIsAutoFileOrEtcd) {
 }
 
 TEST(Settings, EtcdAlsoReadsTheToolsVariableButItsOwnWins) {
-  MapEnvironment env = base_env();
+  host::MapEnvironment env = base_env();
   env.variables["SNOWID_ETCD_ENDPOINTS"] = "http://tool:2379";
   EXPECT_EQ(load({}, env)->etcd, (std::vector<std::string>{"http://tool:2379"}));
   env.variables["SNOWID_ETCD"] = "http://own:2379";
@@ -449,7 +449,7 @@ TEST(Settings, NonLoopbackWithoutTokenWarns) {
   ASSERT_EQ(r->warnings.size(), 1u);
   EXPECT_NE(r->warnings[0].find("http_token"), std::string::npos);
 
-  MapEnvironment env = base_env();
+  host::MapEnvironment env = base_env();
   env.variables["SNOWID_HTTP_TOKEN"] = "s3cret";
   r = load({"--http", "0.0.0.0:8080"}, env);
   ASSERT_TRUE(r.is_ok());
@@ -470,7 +470,7 @@ TEST(Settings, UnknownFlagsAndArguments) {
 }
 
 TEST(Settings, HelpSkipsEverythingElse) {
-  MapEnvironment env = base_env();
+  host::MapEnvironment env = base_env();
   env.variables["SNOWID_REGION"] = "bad";
   EXPECT_EQ(load({"--help"}, env)->action, Action::kHelp);
   EXPECT_EQ(load({"--regoin", "-h"}, env).is_ok(), false);  // flags in order

@@ -2,7 +2,7 @@
 
 #include <utility>
 
-namespace snowid::common {
+namespace snowid::host {
 
 std::string fence_path(const std::string& dir, WorkerId worker) {
   return dir + "/fence-r" + std::to_string(worker.region) + "-h" + std::to_string(worker.host);
@@ -23,4 +23,21 @@ Status RecordingFenceStore::store(WallTime fence) {
   return s;
 }
 
-}  // namespace snowid::common
+FenceStores::FenceStores(std::string state_dir) : dir_(std::move(state_dir)) {}
+
+std::shared_ptr<FenceStore> FenceStores::store_for(WorkerId worker) {
+  auto store = std::make_shared<RecordingFenceStore>(fence_path(dir_, worker));
+  std::lock_guard<std::mutex> lock(mu_);
+  stores_.push_back(store);
+  return store;
+}
+
+Status FenceStores::last_failure() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (auto it = stores_.rbegin(); it != stores_.rend(); ++it) {
+    if (!(*it)->last_failure().is_ok()) return (*it)->last_failure();
+  }
+  return Status::ok();
+}
+
+}  // namespace snowid::host

@@ -3,13 +3,15 @@
 #pragma once
 
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "snowid/fence.h"
 #include "snowid/layout.h"
 
-namespace snowid::common {
+namespace snowid::host {
 
 // "<dir>/fence-r<region>-h<host>": one file per worker, because a fence file
 // must never be shared by two generators.
@@ -31,4 +33,22 @@ class RecordingFenceStore final : public FenceStore {
   Status last_failure_;
 };
 
-}  // namespace snowid::common
+// The time fence of each worker id a process leases, in one state directory
+// under fence_path()'s names. Remembers the stores it made, so that a failure
+// to start or to close can say why a fence could not be read or written.
+// Thread-safe.
+class FenceStores {
+ public:
+  explicit FenceStores(std::string state_dir);
+  std::shared_ptr<FenceStore> store_for(WorkerId worker);
+  // The last failure of any store made; OK if none failed. Call only while
+  // no generator uses the stores (before it is created or after close()).
+  Status last_failure() const;
+
+ private:
+  std::string dir_;
+  mutable std::mutex mu_;
+  std::vector<std::shared_ptr<RecordingFenceStore>> stores_;
+};
+
+}  // namespace snowid::host

@@ -6,7 +6,7 @@
 #include <cstdlib>
 #include <fstream>
 
-namespace snowid::common {
+namespace snowid::host {
 namespace {
 
 bool exists(const std::string& path) {
@@ -69,4 +69,4 @@ HostSharing detect_host_sharing(const EnvLookup& env, const std::string& root) {
   return {};
 }
 
-}  // namespace snowid::common
+}  // namespace snowid::host

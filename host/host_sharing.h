@@ -13,7 +13,7 @@
 #include <string>
 #include <string_view>
 
-namespace snowid::common {
+namespace snowid::host {
 
 // Reads an environment variable: nullopt when unset.
 using EnvLookup = std::function<std::optional<std::string>(std::string_view name)>;
@@ -43,4 +43,4 @@ struct HostSharing {
 // their own).
 HostSharing detect_host_sharing(const EnvLookup& env, const std::string& root = "");
 
-}  // namespace snowid::common
+}  // namespace snowid::host

@@ -10,7 +10,7 @@
 
 #include "registry_open.h"
 
-namespace snowid::common {
+namespace snowid::host {
 namespace {
 
 using Kind = HostSharing::Kind;
@@ -139,4 +139,4 @@ TEST(RegistryChoice, AChoiceThatContradictsTheEndpointsIsRefused) {
 }
 
 }  // namespace
-}  // namespace snowid::common
+}  // namespace snowid::host

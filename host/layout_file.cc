@@ -19,7 +19,7 @@
 #include "snowid/time.h"
 #include "strict_json.h"
 
-namespace snowid::cli {
+namespace snowid::host {
 namespace {
 
 using Json = nlohmann::json;
@@ -416,4 +416,4 @@ Result<LayoutFile> read_layout_file(const std::string& path) {
   return file;
 }
 
-}  // namespace snowid::cli
+}  // namespace snowid::host

@@ -46,7 +46,7 @@
 #include "snowid/layout_history.h"
 #include "snowid/status.h"
 
-namespace snowid::cli {
+namespace snowid::host {
 
 // Larger files are refused before parsing.
 inline constexpr std::size_t kMaxLayoutFileBytes = 1 << 20;
@@ -72,4 +72,4 @@ nlohmann::ordered_json layout_to_json(const Layout& layout);
 // The whole file: one layout object, or {"history": [...]}.
 nlohmann::ordered_json layout_file_to_json(const LayoutFile& file);
 
-}  // namespace snowid::cli
+}  // namespace snowid::host

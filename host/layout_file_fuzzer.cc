@@ -11,7 +11,7 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);
-  snowid::Result<snowid::cli::LayoutFile> first = snowid::cli::parse_layout_file(text);
+  snowid::Result<snowid::host::LayoutFile> first = snowid::host::parse_layout_file(text);
   if (!first.is_ok()) {
     // Errors are single lines of printable text.
     for (char c : first.status().message()) {
@@ -19,10 +19,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     }
     return 0;
   }
-  const std::string written = snowid::cli::layout_file_to_json(first.value()).dump();
-  snowid::Result<snowid::cli::LayoutFile> second = snowid::cli::parse_layout_file(written);
+  const std::string written = snowid::host::layout_file_to_json(first.value()).dump();
+  snowid::Result<snowid::host::LayoutFile> second = snowid::host::parse_layout_file(written);
   if (!second.is_ok()) std::abort();
-  if (snowid::cli::layout_file_to_json(second.value()).dump() != written) std::abort();
+  if (snowid::host::layout_file_to_json(second.value()).dump() != written) std::abort();
   // Decoding by value must pick an era and never fail for ids the layout can hold.
   const snowid::LayoutHistory& history = second->history;
   for (std::uint64_t id :

@@ -7,7 +7,7 @@
 
 #include "snowid/layout.h"
 
-namespace snowid::cli {
+namespace snowid::host {
 namespace {
 
 constexpr const char* kCustom = R"({
@@ -133,4 +133,4 @@ TEST(LayoutFile, MissingFileIsNotFound) {
 }
 
 }  // namespace
-}  // namespace snowid::cli
+}  // namespace snowid::host

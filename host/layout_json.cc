@@ -5,7 +5,7 @@
 #include "layout_file.h"
 #include "snowid/time.h"
 
-namespace snowid::cli {
+namespace snowid::host {
 
 nlohmann::ordered_json layout_to_json(const Layout& layout) {
   nlohmann::ordered_json j;
@@ -54,4 +54,4 @@ nlohmann::ordered_json layout_file_to_json(const LayoutFile& file) {
   return j;
 }
 
-}  // namespace snowid::cli
+}  // namespace snowid::host

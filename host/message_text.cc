@@ -1,6 +1,6 @@
 #include "message_text.h"
 
-namespace snowid::cli {
+namespace snowid::host {
 
 std::string printable(std::string_view text, std::size_t limit) {
   std::string out;
@@ -13,4 +13,4 @@ std::string quote_input(std::string_view text, std::size_t limit) {
   return "\"" + printable(text, limit) + "\"";
 }
 
-}  // namespace snowid::cli
+}  // namespace snowid::host

@@ -13,7 +13,7 @@
 #include "snowid/etcd_registry.h"
 #endif
 
-namespace snowid::common {
+namespace snowid::host {
 
 std::string_view registry_choice_name(RegistryChoice choice) noexcept {
   switch (choice) {
@@ -193,4 +193,4 @@ Status make_dirs(const std::string& path) {
   return Status::ok();
 }
 
-}  // namespace snowid::common
+}  // namespace snowid::host

@@ -16,7 +16,7 @@
 #include "snowid/status.h"
 #include "snowid/time.h"
 
-namespace snowid::common {
+namespace snowid::host {
 
 // Which registry the settings chose. kAuto: etcd when endpoints are given,
 // else the file registry, which is then refused under a container
@@ -97,4 +97,4 @@ HolderInfo this_holder(WallTime started);
 // mode 0700 (state of one user). OK if it already is a directory.
 Status make_dirs(const std::string& path);
 
-}  // namespace snowid::common
+}  // namespace snowid::host

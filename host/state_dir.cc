@@ -1,26 +1,21 @@
 #include "state_dir.h"
 
-#include <cstdlib>
+namespace snowid::host {
 
-namespace snowid::cli {
-namespace {
-
-std::string env(const char* name) {
-  const char* v = std::getenv(name);
-  return v == nullptr ? std::string() : std::string(v);
-}
-
-}  // namespace
-
-Result<std::string> find_state_dir(const std::string& flag) {
-  if (!flag.empty()) return flag;
-  if (std::string dir = env("SNOWID_STATE_DIR"); !dir.empty()) return dir;
-  if (std::string xdg = env("XDG_STATE_HOME"); !xdg.empty() && xdg.front() == '/') {
-    return xdg + "/snowid";
+Result<std::string> default_state_dir(const Environment& env) {
+  if (auto xdg = nonempty(env, "XDG_STATE_HOME"); xdg && xdg->front() == '/') {
+    return *xdg + "/snowid";
   }
-  if (std::string home = env("HOME"); !home.empty()) return home + "/.local/state/snowid";
-  return Status(Code::kFailedPrecondition,
-                "no state directory: give --state-dir or set SNOWID_STATE_DIR or HOME");
+  if (auto home = nonempty(env, "HOME")) return *home + "/.local/state/snowid";
+  if (env.uid() == 0) return std::string("/var/lib/snowid");
+  return Status(Code::kInvalidArgument,
+                "no state directory: give --state-dir, or set SNOWID_STATE_DIR or HOME");
 }
 
-}  // namespace snowid::cli
+Result<std::string> find_state_dir(const std::string& given, const Environment& env) {
+  if (!given.empty()) return given;
+  if (auto dir = nonempty(env, "SNOWID_STATE_DIR")) return *dir;
+  return default_state_dir(env);
+}
+
+}  // namespace snowid::host

@@ -1,20 +1,25 @@
-// Where the tool keeps state that must survive between runs (the time fences).
+// The state directory: where a process keeps what must survive its restarts
+// on this host (the time fences, the file registry, the default sequence
+// store). The tool and the daemon find it by this one rule, so that both
+// reach the same fences and the same registry.
 #pragma once
 
 #include <string>
 
-#include "registry_open.h"
+#include "environment.h"
 #include "snowid/status.h"
 
-namespace snowid::cli {
+namespace snowid::host {
 
-// The state directory: `flag` (from --state-dir) if not empty, else
-// $SNOWID_STATE_DIR, else $XDG_STATE_HOME/snowid, else
-// $HOME/.local/state/snowid. Empty variables count as unset, and a relative
-// $XDG_STATE_HOME is ignored as the XDG specification says. Does not create it.
-Result<std::string> find_state_dir(const std::string& flag);
+// The directory when no flag, setting or $SNOWID_STATE_DIR names one:
+// $XDG_STATE_HOME/snowid (a relative $XDG_STATE_HOME is ignored, as the XDG
+// specification says), else $HOME/.local/state/snowid, else /var/lib/snowid
+// for root. kInvalidArgument, saying how to name one, if none applies. Empty
+// variables count as unset. Creates nothing.
+Result<std::string> default_state_dir(const Environment& env);
 
-// Creates `path` and any missing parents, like `mkdir -p` (registry_open.h).
-using common::make_dirs;
+// `given` (a flag or setting) if not empty, else $SNOWID_STATE_DIR, else
+// default_state_dir(env).
+Result<std::string> find_state_dir(const std::string& given, const Environment& env);
 
-}  // namespace snowid::cli
+}  // namespace snowid::host

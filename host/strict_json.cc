@@ -9,7 +9,7 @@
 
 #include "message_text.h"
 
-namespace snowid::cli {
+namespace snowid::host {
 namespace {
 
 using Json = nlohmann::json;
@@ -124,4 +124,4 @@ Result<nlohmann::json> parse_strict_json(std::string_view text, std::size_t max_
   }
 }
 
-}  // namespace snowid::cli
+}  // namespace snowid::host

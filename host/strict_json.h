@@ -7,7 +7,7 @@
 
 #include "snowid/status.h"
 
-namespace snowid::cli {
+namespace snowid::host {
 
 // Parses `text` as one JSON document. Beyond malformed JSON (message with line
 // and column) it refuses, as kInvalidArgument:
@@ -17,4 +17,4 @@ namespace snowid::cli {
 // Never throws; messages are one line of printable ASCII.
 Result<nlohmann::json> parse_strict_json(std::string_view text, std::size_t max_depth);
 
-}  // namespace snowid::cli
+}  // namespace snowid::host

@@ -50,6 +50,13 @@ std::size_t LayoutHistory::era_of(std::uint64_t id) const noexcept {
   return era;
 }
 
+std::optional<std::size_t> LayoutHistory::era_at(WallTime t) const noexcept {
+  if (t < eras_.front().cutover) return std::nullopt;
+  std::size_t i = 0;
+  while (i + 1 < eras_.size() && eras_[i + 1].cutover <= t) ++i;
+  return i;
+}
+
 Result<DecodedId> LayoutHistory::decode(std::uint64_t id) const {
   return eras_[era_of(id)].layout.decode(id);
 }

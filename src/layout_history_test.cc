@@ -111,6 +111,15 @@ TEST(LayoutHistory, MovingRegionBitsToTheHostUnderTheSameTimeFieldIsValid) {
   EXPECT_EQ(h.current().layout.name(), "snowid_v2");
 }
 
+TEST(LayoutHistory, TheEraInEffectChangesExactlyAtTheCutover) {
+  const LayoutHistory h = make_history({{Layout::snowid_default(), k2026}, {wide_host(), k2030}});
+  EXPECT_EQ(h.era_at(k2026 - milliseconds(1)), std::nullopt) << "before the first cut-over";
+  EXPECT_EQ(h.era_at(k2026), 0u);
+  EXPECT_EQ(h.era_at(k2030 - milliseconds(1)), 0u);
+  EXPECT_EQ(h.era_at(k2030), 1u);
+  EXPECT_EQ(h.era_at(k2030 + std::chrono::hours(24 * 365)), 1u);
+}
+
 TEST(LayoutHistory, DecodePicksTheEraOfIdsJustBeforeAndJustAfterTheCutover) {
   const Layout& v1 = Layout::snowid_default();
   const Layout v2 = wide_host();

@@ -37,9 +37,6 @@ constexpr Duration kMaxSleep = std::chrono::milliseconds(100);
 // registry that keeps refusing is not asked in a tight loop.
 constexpr Duration kMaxReacquireDelay = std::chrono::seconds(30);
 
-std::string worker_text(WorkerId w) {
-  return std::to_string(w.region) + "/" + std::to_string(w.host);
-}
 
 // One lease and the generator issuing under it. Only `retired`, `stopped`
 // and `close_status` change after the Incarnation is published.
@@ -110,8 +107,9 @@ struct LeasedGenerator::Impl {
   Status lost_status;
   std::thread background;
 
-  void event(const std::string& what, const Status& status) const {
-    if (opt.on_event) opt.on_event(what, status);
+  void event(LeaseEvent::Kind kind, std::optional<WorkerId> worker, const Status& status,
+             bool given_back = false) const {
+    if (opt.on_event) opt.on_event(LeaseEvent{kind, worker, status, given_back});
   }
 
   void on_keeper_state(LeaseState state, const Status& status) {
@@ -228,9 +226,7 @@ struct LeasedGenerator::Impl {
     inc->retired.store(true, std::memory_order_release);
     (void)stop_generator(*inc);
     const Status s = inc->keeper->release(nothing_issued(*inc->keeper));
-    event((s.is_ok() ? "released unused worker " : "release failed for unused worker ") +
-              worker_text(inc->keeper->worker()),
-          s);
+    event(LeaseEvent::Kind::kReleasedUnused, inc->keeper->worker(), s, s.is_ok());
   }
 
   // Waits on the injected clock until `until`; false if stopping or the
@@ -252,7 +248,7 @@ struct LeasedGenerator::Impl {
     const Status why = lost_status;
     lock.unlock();
     inc.retired.store(true, std::memory_order_release);
-    event("lease lost on worker " + worker_text(inc.keeper->worker()), why);
+    event(LeaseEvent::Kind::kLost, inc.keeper->worker(), why);
     // Already refusing (its guard is lost); closing records its exact last
     // tick in its fence store. A lost lease cannot be released: this only
     // joins the keeper's finished threads.
@@ -283,7 +279,7 @@ struct LeasedGenerator::Impl {
         publish_locked(std::move(fresh));
         reacquire_delay = opt.reacquire_every;
         lock.unlock();
-        event("acquired worker " + worker_text(worker), Status::ok());
+        event(LeaseEvent::Kind::kAcquired, worker, Status::ok());
         // Counted after publishing: whoever sees the count also sees the new
         // generator through `current`, and the event.
         reacquisitions.fetch_add(1, std::memory_order_acq_rel);
@@ -294,7 +290,7 @@ struct LeasedGenerator::Impl {
       const MonoTime retry_at = clock.mono_now() + reacquire_delay;
       const Duration cap = std::max(kMaxReacquireDelay, opt.reacquire_every);
       reacquire_delay = reacquire_delay >= cap / 2 ? cap : reacquire_delay * 2;
-      event("acquire failed", next.status());
+      event(LeaseEvent::Kind::kAcquireFailed, std::nullopt, next.status());
       lock.lock();
       if (!sleep_until(lock, retry_at)) return;
       lock.unlock();
@@ -308,10 +304,8 @@ struct LeasedGenerator::Impl {
   // Runs on the background thread, or in close() once that has stopped.
   void retire_unhealthy(Incarnation& reporter, const Status& why) {
     auto tell = [&](Incarnation& inc, const Status& s) {
-      event((s.is_ok() ? "clock moved back: released worker "
-                       : "clock moved back: did not release worker ") +
-                worker_text(inc.keeper->worker()),
-            s.is_ok() ? why : s);
+      event(LeaseEvent::Kind::kClockMovedBack, inc.keeper->worker(), s.is_ok() ? why : s,
+            s.is_ok());
     };
     tell(reporter, give_back(reporter));
     Incarnation& cur = *current.load(std::memory_order_acquire);
@@ -409,7 +403,7 @@ Result<std::unique_ptr<LeasedGenerator>> LeasedGenerator::create(const Clock& cl
   auto impl = std::make_unique<Impl>(clock, registry, std::move(options));
   Result<std::unique_ptr<Incarnation>> first = impl->make_incarnation();
   if (!first.is_ok()) {
-    impl->event("acquire failed", first.status());
+    impl->event(LeaseEvent::Kind::kAcquireFailed, std::nullopt, first.status());
     return first.status();
   }
   const WorkerId worker = first.value()->keeper->worker();
@@ -417,7 +411,7 @@ Result<std::unique_ptr<LeasedGenerator>> LeasedGenerator::create(const Clock& cl
     std::lock_guard<std::mutex> lock(impl->mu);
     impl->publish_locked(std::move(first).value());
   }
-  impl->event("acquired worker " + worker_text(worker), Status::ok());
+  impl->event(LeaseEvent::Kind::kAcquired, worker, Status::ok());
   Impl* raw = impl.get();
   impl->background = std::thread([raw] { raw->run(); });
   return std::unique_ptr<LeasedGenerator>(new LeasedGenerator(std::move(impl)));
@@ -467,9 +461,7 @@ Status LeasedGenerator::close() {
   // given back when the clock moved back.
   const Status released = inc.keeper->release(m.last_issued(inc));
   if (state != LeaseState::kHeld && state != LeaseState::kUncertain) return closed;
-  m.event((released.is_ok() ? "released worker " : "release failed for worker ") +
-              worker_text(inc.keeper->worker()),
-          released);
+  m.event(LeaseEvent::Kind::kReleased, inc.keeper->worker(), released, released.is_ok());
   return closed.is_ok() ? released : closed;
 }
 
@@ -541,6 +533,29 @@ LeaseStats LeasedGenerator::lease_stats() const noexcept {
 
 std::uint64_t LeasedGenerator::reacquisitions() const noexcept {
   return impl_->reacquisitions.load(std::memory_order_acquire);
+}
+
+std::string to_string(const LeaseEvent& e) {
+  const std::string worker =
+      e.worker ? std::to_string(e.worker->region) + "/" + std::to_string(e.worker->host) : "";
+  switch (e.kind) {
+    case LeaseEvent::Kind::kAcquired:
+      return "acquired worker " + worker;
+    case LeaseEvent::Kind::kAcquireFailed:
+      return "acquire failed";
+    case LeaseEvent::Kind::kLost:
+      return "lease lost on worker " + worker;
+    case LeaseEvent::Kind::kReleased:
+      return (e.given_back ? "released worker " : "release failed for worker ") + worker;
+    case LeaseEvent::Kind::kReleasedUnused:
+      return (e.given_back ? "released unused worker " : "release failed for unused worker ") +
+             worker;
+    case LeaseEvent::Kind::kClockMovedBack:
+      return (e.given_back ? "clock moved back: released worker "
+                           : "clock moved back: did not release worker ") +
+             worker;
+  }
+  return "lease event";
 }
 
 }  // namespace snowid

@@ -224,9 +224,9 @@ TEST(LeasedGeneratorConcurrency, ClockSteppingBackAsTheLeaseIsLostLeavesNoIdHeld
     o.lease.region = 1;
     o.reacquire_every = 1ms;
     o.generator.on_unhealthy = [&](const Status&) { callbacks.fetch_add(1); };
-    o.on_event = [&](const std::string& e, const Status&) {
+    o.on_event = [&](const LeaseEvent& e) {
       std::lock_guard<std::mutex> lock(events_mu);
-      events.push_back(e);
+      events.push_back(to_string(e));
     };
     auto created = LeasedGenerator::create(clock, registry, o);
     ASSERT_TRUE(created.is_ok()) << created.status().to_string();

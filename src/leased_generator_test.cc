@@ -48,10 +48,15 @@ Decoded decode(const Layout& layout, std::uint64_t id) {
 
 class EventLog {
  public:
-  void add(const std::string& e, const Status& s) {
+  void add(const LeaseEvent& e) {
     std::lock_guard<std::mutex> lock(mu_);
-    events_.push_back(e);
-    codes_.push_back(s.code());
+    events_.push_back(to_string(e));
+    kinds_.push_back(e.kind);
+    codes_.push_back(e.status.code());
+  }
+  std::vector<LeaseEvent::Kind> kinds() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return kinds_;
   }
   std::vector<std::string> events() const {
     std::lock_guard<std::mutex> lock(mu_);
@@ -74,6 +79,7 @@ class EventLog {
  private:
   mutable std::mutex mu_;
   std::vector<std::string> events_;
+  std::vector<LeaseEvent::Kind> kinds_;
   std::vector<Code> codes_;
 };
 
@@ -130,7 +136,7 @@ class LeasedGeneratorTest : public test_support::MemoryRegistryFixture {
     o.generator.random_start_bound = 0;
     o.lease.region = 2;
     o.lease.holder.host = "host-b";
-    o.on_event = [this](const std::string& e, const Status& s) { log.add(e, s); };
+    o.on_event = [this](const LeaseEvent& e) { log.add(e); };
     return o;
   }
 
@@ -234,7 +240,15 @@ TEST_F(LeasedGeneratorTest, FenceRefusesAtOnceThenAFreshIdIsAcquiredAndIssuingRe
   EXPECT_TRUE(log.has("acquired worker " + worker_text(fresh)));
   EXPECT_EQ(log.codes_of("lease lost"), std::vector<Code>{Code::kLeaseLost});
   EXPECT_EQ(log.codes_of("acquire failed")[0], Code::kResourceExhausted);
+  // The same story in kinds, which owners switch on.
+  const std::vector<LeaseEvent::Kind> kinds = log.kinds();
+  ASSERT_GE(kinds.size(), 4u);
+  EXPECT_EQ(kinds.front(), LeaseEvent::Kind::kAcquired);
+  EXPECT_EQ(kinds[1], LeaseEvent::Kind::kLost);
+  EXPECT_EQ(kinds[2], LeaseEvent::Kind::kAcquireFailed);
+  EXPECT_EQ(kinds.back(), LeaseEvent::Kind::kAcquired);
   EXPECT_TRUE(g.close().is_ok());
+  EXPECT_EQ(log.kinds().back(), LeaseEvent::Kind::kReleased);
 }
 
 // A replacement that is quick is seamless: callers may never see a refusal,
@@ -677,11 +691,11 @@ TEST_F(LeasedGeneratorTest, ClockBackReportedWhileALostLeaseIsReplacedTakesNoFre
   };
   std::atomic<LeasedGenerator*> self{nullptr};
   std::atomic<Code> reported{Code::kOk};
-  o.on_event = [&](const std::string& e, const Status& s) {
-    log.add(e, s);
+  o.on_event = [&](const LeaseEvent& e) {
+    log.add(e);
     // On the background thread, once it handles the loss and before it stops
     // the old generator: a caller of that generator sees the clock go back.
-    if (e.rfind("lease lost on worker ", 0) == 0 && self.load() != nullptr) {
+    if (e.kind == LeaseEvent::Kind::kLost && self.load() != nullptr) {
       clock.step_wall(-1s);
       std::thread caller([&] { reported = self.load()->try_next().code; });
       caller.join();
@@ -804,6 +818,27 @@ TEST_F(LeasedGeneratorTest, LongRegistryOutageStopsIssuingThenLosesThenReacquire
   EXPECT_EQ(g->lease_state(), LeaseState::kHeld);
   EXPECT_GE(g->lease_stats().renewal_failures, 1u);
   ASSERT_TRUE(g->close().is_ok());
+}
+
+TEST(LeaseEventText, EachKindReadsAsOneLineNamingTheWorker) {
+  const WorkerId w{1, 17};
+  EXPECT_EQ(to_string({LeaseEvent::Kind::kAcquired, w, Status::ok()}), "acquired worker 1/17");
+  EXPECT_EQ(to_string({LeaseEvent::Kind::kAcquireFailed, std::nullopt,
+                       Status(Code::kResourceExhausted, "full")}),
+            "acquire failed");
+  EXPECT_EQ(to_string({LeaseEvent::Kind::kLost, w, Status(Code::kLeaseLost, "fenced")}),
+            "lease lost on worker 1/17");
+  EXPECT_EQ(to_string({LeaseEvent::Kind::kReleased, w, Status::ok(), true}),
+            "released worker 1/17");
+  EXPECT_EQ(to_string({LeaseEvent::Kind::kReleased, w, Status(Code::kUnavailable, "x"), false}),
+            "release failed for worker 1/17");
+  EXPECT_EQ(to_string({LeaseEvent::Kind::kReleasedUnused, w, Status::ok(), true}),
+            "released unused worker 1/17");
+  EXPECT_EQ(to_string({LeaseEvent::Kind::kClockMovedBack, w, Status::ok(), true}),
+            "clock moved back: released worker 1/17");
+  EXPECT_EQ(to_string({LeaseEvent::Kind::kClockMovedBack, w, Status(Code::kUnavailable, "x"),
+                       false}),
+            "clock moved back: did not release worker 1/17");
 }
 
 }  // namespace

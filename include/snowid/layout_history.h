@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "snowid/layout.h"
@@ -32,6 +33,9 @@ class LayoutHistory {
   // Index of the era that produced `id` (the last one whose first id is <= id).
   std::size_t era_of(std::uint64_t id) const noexcept;
   Result<DecodedId> decode(std::uint64_t id) const;
+  // Index of the era in effect at `t` (the last whose cut-over is at or
+  // before `t`); nullopt when `t` is before the first cut-over.
+  std::optional<std::size_t> era_at(WallTime t) const noexcept;
 
  private:
   std::vector<LayoutEra> eras_;

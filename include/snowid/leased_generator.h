@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "snowid/fence.h"
@@ -25,6 +26,33 @@
 #include "snowid/lease_keeper.h"
 
 namespace snowid {
+
+// What a LeasedGenerator tells its owner about its leases, for logs and
+// counters. Owners switch on `kind`; to_string() gives the line to log.
+struct LeaseEvent {
+  enum class Kind {
+    kAcquired,        // `worker` is leased and issuing
+    kAcquireFailed,   // no worker could be leased (`status`); retried
+    kLost,            // `worker`'s lease was lost (`status`); a fresh id is sought
+    kReleased,        // close() gave `worker` back (`given_back`, else `status`)
+    kReleasedUnused,  // `worker` was leased but never issued from, and given back
+    kClockMovedBack,  // the clock went back beyond max_backward (`status`): `worker`
+                      // is given back (`given_back`) and no other is taken
+  };
+  Kind kind = Kind::kAcquired;
+  // The worker id concerned; nullopt only for kAcquireFailed.
+  std::optional<WorkerId> worker;
+  // Why (kAcquireFailed, kLost, kClockMovedBack), or the failure to give the
+  // id back (given_back false); OK otherwise.
+  Status status;
+  // For kReleased, kReleasedUnused and kClockMovedBack: whether the registry
+  // took the id back.
+  bool given_back = false;
+};
+
+// The event as one line, e.g. "acquired worker 1/17" or "lease lost on
+// worker 1/17" (without the status).
+std::string to_string(const LeaseEvent& event);
 
 struct LeasedGeneratorOptions {
   // `worker`, `lease`, `wait_until` and `continue_after` are filled in for
@@ -40,9 +68,9 @@ struct LeasedGeneratorOptions {
   // back with the previous holders' mark, as nothing was issued on it.
   // Default 1 s; more than 0.
   Duration reacquire_every = std::chrono::seconds(1);
-  // Told about acquisitions, losses and releases (for logs), from the thread
-  // that saw them. Must not call back into the generator.
-  std::function<void(const std::string& event, const Status& status)> on_event;
+  // Told about acquisitions, losses and releases, from the thread that saw
+  // them. Must not call back into the generator.
+  std::function<void(const LeaseEvent& event)> on_event;
 };
 
 class LeasedGenerator {

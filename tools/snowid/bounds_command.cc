@@ -51,7 +51,7 @@ int run_bounds(const BoundsOptions& opt) {
     return report(Status(Code::kInvalidArgument,
                          "--column must be a plain SQL identifier ([A-Za-z_][A-Za-z0-9_]*)"));
   }
-  Result<LayoutFile> file = resolve_layout(opt.layout, system_clock().wall_now());
+  Result<host::LayoutFile> file = resolve_layout(opt.layout, system_clock().wall_now());
   if (!file.is_ok()) return report(file.status());
   const auto& eras = file->history.eras();
 

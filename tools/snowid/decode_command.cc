@@ -78,7 +78,7 @@ int run_decode(const DecodeOptions& opt, const std::vector<std::string>& extras,
   }
   ids.insert(ids.end(), operands.begin(), operands.end());
   const bool from_stdin = ids.empty();
-  Result<LayoutFile> file = resolve_layout(opt.layout, system_clock().wall_now());
+  Result<host::LayoutFile> file = resolve_layout(opt.layout, system_clock().wall_now());
   if (!file.is_ok()) return report(file.status());
   Decoder decoder(file->history, opt.json);
   bool read_failed = false;

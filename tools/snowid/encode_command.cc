@@ -28,7 +28,7 @@ int run_encode(const EncodeOptions& opt) {
   Result<std::uint64_t> seq = parse_number(opt.seq, "--seq", 0, UINT64_MAX);
   if (!seq.is_ok()) return report(seq.status());
 
-  Result<LayoutFile> file = resolve_layout(opt.layout, system_clock().wall_now());
+  Result<host::LayoutFile> file = resolve_layout(opt.layout, system_clock().wall_now());
   if (!file.is_ok()) return report(file.status());
   Result<std::size_t> era = era_at(file->history, t.value());
   if (!era.is_ok()) return report(era.status());

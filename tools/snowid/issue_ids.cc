@@ -115,7 +115,9 @@ class Issuer {
     o.lease.timing = r_.timing;
     o.reacquire_every = kReacquireEvery;
     o.fence_store_for = [this](WorkerId w) { return fence_for(w); };
-    o.on_event = [this](const std::string& event, const Status& status) {
+    o.on_event = [this](const LeaseEvent& e) {
+      const std::string event = to_string(e);
+      const Status& status = e.status;
       // Events during create() are in its result; later ones happen while
       // ids are being issued and are worth telling.
       if (!live_.load(std::memory_order_acquire)) return;
@@ -199,13 +201,13 @@ class Issuer {
 
  private:
   std::shared_ptr<FenceStore> fence_for(WorkerId w) {
-    auto store = std::make_shared<common::RecordingFenceStore>(common::fence_path(r_.state_dir, w));
+    auto store = std::make_shared<host::RecordingFenceStore>(host::fence_path(r_.state_dir, w));
     std::lock_guard<std::mutex> lock(mu_);
     fences_[{w.region, w.host}] = store;
     return store;
   }
 
-  std::shared_ptr<common::RecordingFenceStore> current_fence() {
+  std::shared_ptr<host::RecordingFenceStore> current_fence() {
     const WorkerId w = gen_->worker();
     std::lock_guard<std::mutex> lock(mu_);
     auto it = fences_.find({w.region, w.host});
@@ -268,7 +270,7 @@ class Issuer {
   // Guards fences_ and last_event_: the generator asks for fences and tells
   // events from its own thread after a loss.
   std::mutex mu_;
-  std::map<std::pair<std::uint32_t, std::uint32_t>, std::shared_ptr<common::RecordingFenceStore>>
+  std::map<std::pair<std::uint32_t, std::uint32_t>, std::shared_ptr<host::RecordingFenceStore>>
       fences_;
   std::string last_event_;
   // Declared before the generator, which uses it, so that it goes after.

@@ -18,7 +18,7 @@ struct LayoutOptions {
 
 int run_layout(const LayoutOptions& opt) {
   const WallTime now = system_clock().wall_now();
-  Result<LayoutFile> file = resolve_layout(opt.layout, now);
+  Result<host::LayoutFile> file = resolve_layout(opt.layout, now);
   if (!file.is_ok()) return report(file.status());
   const std::string out =
       opt.json ? describe_json(file.value(), now).dump(2) + "\n" : describe_text(file.value(), now);

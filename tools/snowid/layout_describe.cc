@@ -36,7 +36,7 @@ void describe_layout(const Layout& layout, WallTime now, const std::string& inde
     out += indent + "  " + padded(f.name, 12) + padded(std::string(role_name(f.role)), 10) +
            padded(std::to_string(f.width) + " bits", 9) + "shift " + std::to_string(f.shift) + "\n";
   }
-  const auto per_second = ids_per_worker_per_second(layout);
+  const auto per_second = host::ids_per_worker_per_second(layout);
   out += indent + "capacity     " + std::to_string(layout.regions()) + " regions x " +
          std::to_string(layout.workers_per_region()) + " workers per region, " +
          std::to_string(layout.sequence_capacity()) + " ids per worker per " + unit_text(layout) +
@@ -64,7 +64,7 @@ LayoutOutlook outlook_of(const Layout& layout, WallTime now) {
   return o;
 }
 
-std::string describe_text(const LayoutFile& file, WallTime now) {
+std::string describe_text(const host::LayoutFile& file, WallTime now) {
   std::string out;
   const auto& eras = file.history.eras();
   if (!file.is_history && eras.size() == 1) {
@@ -84,8 +84,8 @@ std::string describe_text(const LayoutFile& file, WallTime now) {
   return out;
 }
 
-nlohmann::ordered_json describe_json(const LayoutFile& file, WallTime now) {
-  nlohmann::ordered_json j = layout_file_to_json(file);
+nlohmann::ordered_json describe_json(const host::LayoutFile& file, WallTime now) {
+  nlohmann::ordered_json j = host::layout_file_to_json(file);
   const auto add_outlook = [&](nlohmann::ordered_json& layout_json, const Layout& layout) {
     const LayoutOutlook o = outlook_of(layout, now);
     layout_json["years_remaining"] = std::round(o.years_remaining * 100) / 100;

@@ -22,9 +22,9 @@ struct LayoutOutlook {
 LayoutOutlook outlook_of(const Layout& layout, WallTime now);
 
 // Several lines, each ending in "\n".
-std::string describe_text(const LayoutFile& file, WallTime now);
+std::string describe_text(const host::LayoutFile& file, WallTime now);
 // layout_file_to_json(file) with "years_remaining" and "warnings" added to
 // each layout object.
-nlohmann::ordered_json describe_json(const LayoutFile& file, WallTime now);
+nlohmann::ordered_json describe_json(const host::LayoutFile& file, WallTime now);
 
 }  // namespace snowid::cli

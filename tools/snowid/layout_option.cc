@@ -15,8 +15,8 @@ CLI::Option* add_layout_option(CLI::App& app, std::string& value) {
       ->capture_default_str();
 }
 
-Result<LayoutFile> resolve_layout(const std::string& name_or_path, WallTime now) {
-  LayoutFile file;
+Result<host::LayoutFile> resolve_layout(const std::string& name_or_path, WallTime now) {
+  host::LayoutFile file;
   Result<Layout> named = preset(name_or_path);
   if (named.is_ok()) {
     const WallTime epoch = named->epoch();
@@ -30,7 +30,7 @@ Result<LayoutFile> resolve_layout(const std::string& name_or_path, WallTime now)
     if (looks_like_name && ::stat(name_or_path.c_str(), &st) != 0) {
       return Status(Code::kNotFound, named.status().message() + ", and no file of that name");
     }
-    Result<LayoutFile> read = read_layout_file(name_or_path);
+    Result<host::LayoutFile> read = host::read_layout_file(name_or_path);
     if (!read.is_ok()) return read.status();
     file = std::move(read).value();
   }
@@ -44,15 +44,10 @@ Result<LayoutFile> resolve_layout(const std::string& name_or_path, WallTime now)
 }
 
 Result<std::size_t> era_at(const LayoutHistory& history, WallTime t) {
-  const auto& eras = history.eras();
-  if (t < eras.front().cutover) {
-    return Status(Code::kOutOfRange, format_iso8601(t) + " is before layout " +
-                                         eras.front().layout.name() + " took effect (" +
-                                         format_iso8601(eras.front().cutover) + ")");
-  }
-  std::size_t i = 0;
-  while (i + 1 < eras.size() && eras[i + 1].cutover <= t) ++i;
-  return i;
+  if (std::optional<std::size_t> era = history.era_at(t)) return *era;
+  const LayoutEra& first = history.eras().front();
+  return Status(Code::kOutOfRange, format_iso8601(t) + " is before layout " + first.layout.name() +
+                                       " took effect (" + format_iso8601(first.cutover) + ")");
 }
 
 }  // namespace snowid::cli

@@ -19,7 +19,7 @@ CLI::Option* add_layout_option(CLI::App& app, std::string& value);
 // A preset if `name_or_path` names one, otherwise the layout file at that
 // path. Refuses a layout whose (first era's) epoch is after `now`: no id of
 // it can exist yet, so the layout is certainly misconfigured.
-Result<LayoutFile> resolve_layout(const std::string& name_or_path, WallTime now);
+Result<host::LayoutFile> resolve_layout(const std::string& name_or_path, WallTime now);
 
 // Index of the era in effect at `t`: the last whose cut-over is at or before
 // `t`. kOutOfRange when `t` is before the first cut-over.

@@ -49,7 +49,7 @@ int run_next(const NextOptions& opt) {
   const WorkerId worker{region.value().value_or(0), host.value_or(0)};
 
   const WallTime now = system_clock().wall_now();
-  Result<LayoutFile> file = resolve_layout(opt.layout, now);
+  Result<host::LayoutFile> file = resolve_layout(opt.layout, now);
   if (!file.is_ok()) return report(file.status());
   Result<std::size_t> era = era_at(file->history, now);
   if (!era.is_ok()) return report(era.status());
@@ -64,7 +64,7 @@ int run_next(const NextOptions& opt) {
   Result<RegistrySettings> settings = resolve_registry(opt.registry, true);
   if (!settings.is_ok()) return report(settings.status());
   if (Status s = check_registry_choice(settings.value()); !s.is_ok()) return report(s);
-  if (Status s = make_dirs(settings->state_dir); !s.is_ok()) return report(s);
+  if (Status s = host::make_dirs(settings->state_dir); !s.is_ok()) return report(s);
   IssueRequest request;
   request.history = &file->history;
   request.era = era.value();

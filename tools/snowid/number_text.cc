@@ -14,7 +14,7 @@ Result<std::uint64_t> parse_number(std::string_view text, std::string_view what,
   bool overflow = false;
   for (char c : text) {
     if (c < '0' || c > '9') {
-      return Status(Code::kInvalidArgument, std::string(what) + " " + quote_input(text) +
+      return Status(Code::kInvalidArgument, std::string(what) + " " + host::quote_input(text) +
                                                 " is not a non-negative decimal number" + range);
     }
     const auto digit = static_cast<std::uint64_t>(c - '0');
@@ -26,7 +26,7 @@ Result<std::uint64_t> parse_number(std::string_view text, std::string_view what,
   }
   if (overflow || v < min || v > max) {
     return Status(Code::kOutOfRange,
-                  std::string(what) + " " + quote_input(text) + " is out of range" + range);
+                  std::string(what) + " " + host::quote_input(text) + " is out of range" + range);
   }
   return v;
 }

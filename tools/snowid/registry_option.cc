@@ -24,10 +24,10 @@ std::string flag_or_env(const std::string& flag, const char* name) {
   return flag.empty() ? env(name) : flag;
 }
 
-// What common::check_registry_choice() reads of the settings: the choice,
+// What host::check_registry_choice() reads of the settings: the choice,
 // and whether endpoints are given (open_registry() parses them).
-common::RegistryConfig choice_of(const RegistrySettings& s) {
-  common::RegistryConfig c;
+host::RegistryConfig choice_of(const RegistrySettings& s) {
+  host::RegistryConfig c;
   c.choice = s.choice;
   if (s.etcd) c.etcd_endpoints = {s.etcd_endpoints};
   return c;
@@ -81,9 +81,9 @@ Result<RegistrySettings> resolve_registry(const RegistryFlags& f, bool need_stat
   const std::string choice = flag_or_env(f.registry, "SNOWID_REGISTRY");
   const char* choice_from = f.registry.empty() ? "SNOWID_REGISTRY" : "--registry";
   if (choice == "file") {
-    s.choice = common::RegistryChoice::kFile;
+    s.choice = host::RegistryChoice::kFile;
   } else if (choice == "etcd") {
-    s.choice = common::RegistryChoice::kEtcd;
+    s.choice = host::RegistryChoice::kEtcd;
   } else if (choice != "auto" && !(choice.empty() && std::getenv("SNOWID_REGISTRY") == nullptr)) {
     return Status(Code::kInvalidArgument,
                   std::string(choice_from) + " must be auto, file or etcd, not \"" + choice + "\"");
@@ -101,7 +101,7 @@ Result<RegistrySettings> resolve_registry(const RegistryFlags& f, bool need_stat
   }
   s.etcd = !s.etcd_endpoints.empty();
   if (!s.etcd || need_state_dir) {
-    Result<std::string> dir = find_state_dir(f.state_dir);
+    Result<std::string> dir = host::find_state_dir(f.state_dir, host::process_environment());
     if (!dir.is_ok()) return dir.status();
     s.state_dir = dir.value();
   }
@@ -121,17 +121,17 @@ Status check_registry_choice(const RegistrySettings& s) {
   // The warning for a lone container is the daemon's to log; the tool, run
   // by hand in a development container, keeps its standard error for errors.
   std::string warning;
-  return common::check_registry_choice(choice_of(s),
-                                       common::detect_host_sharing(common::process_env), warning);
+  return host::check_registry_choice(choice_of(s),
+                                       host::detect_host_sharing(host::process_env), warning);
 }
 
-Result<common::RegistryConfig> registry_config(const RegistrySettings& s) {
-  common::RegistryConfig c;
+Result<host::RegistryConfig> registry_config(const RegistrySettings& s) {
+  host::RegistryConfig c;
   c.choice = s.choice;
   // A choice that contradicts the endpoints is refused for every command;
   // the host itself matters only to one that takes ids (check_registry_choice).
   std::string warning;
-  if (Status st = common::check_registry_choice(choice_of(s), {}, warning); !st.is_ok()) return st;
+  if (Status st = host::check_registry_choice(choice_of(s), {}, warning); !st.is_ok()) return st;
   c.state_dir = s.state_dir;
   c.host_lock = s.host_lock;
   c.host_dir = s.host_dir;
@@ -140,7 +140,7 @@ Result<common::RegistryConfig> registry_config(const RegistrySettings& s) {
     Result<std::vector<std::string>> endpoints = parse_etcd_endpoints(s.etcd_endpoints);
     if (!endpoints.is_ok()) return endpoints.status();
     c.etcd_endpoints = std::move(endpoints).value();
-    common::copy_etcd_access(s, c);
+    host::copy_etcd_access(s, c);
 #else
     return Status(Code::kFailedPrecondition,
                   "this snowid was built without etcd support; unset --etcd and "
@@ -152,9 +152,9 @@ Result<common::RegistryConfig> registry_config(const RegistrySettings& s) {
 
 Result<std::unique_ptr<WorkerRegistry>> open_registry(const RegistrySettings& s,
                                                       const Layout& layout, const Clock& clock) {
-  Result<common::RegistryConfig> c = registry_config(s);
+  Result<host::RegistryConfig> c = registry_config(s);
   if (!c.is_ok()) return c.status();
-  return common::open_registry(c.value(), layout, clock);
+  return host::open_registry(c.value(), layout, clock);
 }
 
 LeaseTiming lease_timing_for(const RegistrySettings& s) {

@@ -38,7 +38,7 @@ void add_registry_options(CLI::App& app, RegistryFlags& flags);
 
 // The registry settings after the environment is applied.
 struct RegistrySettings {
-  common::RegistryChoice choice = common::RegistryChoice::kAuto;
+  host::RegistryChoice choice = host::RegistryChoice::kAuto;
   bool etcd = false;
   // The state directory (file registry, time fences); empty when not needed
   // and not found.
@@ -63,7 +63,7 @@ Result<RegistrySettings> resolve_registry(const RegistryFlags& flags, bool need_
 
 // The settings as the registry opener takes them: kInvalidArgument for a
 // registry choice that contradicts the endpoints or bad endpoints.
-Result<common::RegistryConfig> registry_config(const RegistrySettings& settings);
+Result<host::RegistryConfig> registry_config(const RegistrySettings& settings);
 
 // Opens the registry for `layout`'s region and host widths. etcd that does
 // not answer: kUnavailable naming the endpoints.
@@ -71,7 +71,7 @@ Result<std::unique_ptr<WorkerRegistry>> open_registry(const RegistrySettings& se
                                                       const Layout& layout, const Clock& clock);
 
 // For a command that takes worker ids: checks the registry choice against
-// this host (common::check_registry_choice).
+// this host (host::check_registry_choice).
 Status check_registry_choice(const RegistrySettings& settings);
 
 // The lease timing for the registry: the defaults, and no clock skew to allow
@@ -79,7 +79,7 @@ Status check_registry_choice(const RegistrySettings& settings);
 LeaseTiming lease_timing_for(const RegistrySettings& settings);
 
 // Who this process is, as registries show it to operators.
-using common::this_holder;
+using host::this_holder;
 
 // --region if given (`given`), else $SNOWID_REGION, else nullopt. Refuses a
 // value that is not a number, naming where it came from.

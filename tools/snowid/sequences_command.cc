@@ -27,6 +27,7 @@
 #include "snowid/status.h"
 #include "snowid/ticket_store.h"
 #include "snowid/time.h"
+#include "registry_open.h"
 #include "state_dir.h"
 #ifdef SNOWID_CLI_SEQUENCES
 #include "ticket_store_url.h"
@@ -114,7 +115,7 @@ Result<StoreChoice> choose_store(const StoreFlags& f) {
     if (f.state_dir_option->count() > 0 && f.state_dir.empty()) {
       return Status(Code::kInvalidArgument, "--state-dir is empty");
     }
-    Result<std::string> dir = find_state_dir(f.state_dir);
+    Result<std::string> dir = host::find_state_dir(f.state_dir, host::process_environment());
     if (!dir.is_ok()) return dir.status();
     c.url = "sqlite:" + dir.value() + "/sequences.db";
     c.source = "the default store";
@@ -165,7 +166,7 @@ Result<OpenStore> open_store(const StoreFlags& f, MissingFile missing, bool migr
     }
   }
   if (!c.make_dir.empty() && missing == MissingFile::kMake) {
-    if (Status s = make_dirs(c.make_dir); !s.is_ok()) return s;
+    if (Status s = host::make_dirs(c.make_dir); !s.is_ok()) return s;
   }
   sequences::TicketStoreOpenOptions options;
   options.connections = 1;  // one call at a time

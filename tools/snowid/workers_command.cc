@@ -48,9 +48,9 @@ std::string worker_text(WorkerId w) {
 }
 
 // The layout in effect now, which must have worker ids.
-Result<const Layout*> layout_now(const WorkersOptions& opt, LayoutFile& file) {
+Result<const Layout*> layout_now(const WorkersOptions& opt, host::LayoutFile& file) {
   const WallTime now = system_clock().wall_now();
-  Result<LayoutFile> read = resolve_layout(opt.layout, now);
+  Result<host::LayoutFile> read = resolve_layout(opt.layout, now);
   if (!read.is_ok()) return read.status();
   file = std::move(read).value();
   Result<std::size_t> era = era_at(file.history, now);
@@ -65,7 +65,7 @@ Result<const Layout*> layout_now(const WorkersOptions& opt, LayoutFile& file) {
 
 // The registry for the layout in effect now.
 Result<std::unique_ptr<WorkerRegistry>> open_for(const WorkersOptions& opt, const Layout** layout,
-                                                 LayoutFile& file) {
+                                                 host::LayoutFile& file) {
   Result<const Layout*> now = layout_now(opt, file);
   if (!now.is_ok()) return now.status();
   *layout = now.value();
@@ -77,8 +77,8 @@ Result<std::unique_ptr<WorkerRegistry>> open_for(const WorkersOptions& opt, cons
 int write_out(const std::string& text);
 
 // The registry settings of a store-record command, with the layout in effect.
-Result<common::RegistryConfig> store_config(const WorkersOptions& opt, const Layout** layout,
-                                            LayoutFile& file) {
+Result<host::RegistryConfig> store_config(const WorkersOptions& opt, const Layout** layout,
+                                            host::LayoutFile& file) {
   Result<const Layout*> now = layout_now(opt, file);
   if (!now.is_ok()) return now.status();
   *layout = now.value();
@@ -88,11 +88,11 @@ Result<common::RegistryConfig> store_config(const WorkersOptions& opt, const Lay
 }
 
 int run_init(const WorkersOptions& opt) {
-  LayoutFile file;
+  host::LayoutFile file;
   const Layout* layout = nullptr;
-  Result<common::RegistryConfig> config = store_config(opt, &layout, file);
+  Result<host::RegistryConfig> config = store_config(opt, &layout, file);
   if (!config.is_ok()) return report(config.status());
-  const Status s = common::initialize_etcd_namespace(config.value(), *layout, system_clock());
+  const Status s = host::initialize_etcd_namespace(config.value(), *layout, system_clock());
   if (s.code() == Code::kAlreadyExists) {
     // Not bad input, and nothing was changed.
     print_error(s.message() + "; nothing changed");
@@ -107,11 +107,11 @@ int run_init(const WorkersOptions& opt) {
 int run_restored(const RestoredOptions& opt) {
   Result<std::uint64_t> ms = parse_number(opt.in_flight_ms, "--in-flight-ms", 0, 3'600'000);
   if (!ms.is_ok()) return report(ms.status());
-  LayoutFile file;
+  host::LayoutFile file;
   const Layout* layout = nullptr;
-  Result<common::RegistryConfig> config = store_config(opt.common, &layout, file);
+  Result<host::RegistryConfig> config = store_config(opt.common, &layout, file);
   if (!config.is_ok()) return report(config.status());
-  const Result<WallTime> until = common::declare_etcd_data_lost(
+  const Result<WallTime> until = host::declare_etcd_data_lost(
       config.value(), *layout, system_clock(),
       std::chrono::milliseconds(static_cast<std::int64_t>(ms.value())));
   if (!until.is_ok()) return report(until.status());
@@ -200,7 +200,7 @@ int run_list(const ListOptions& opt) {
   Result<std::optional<std::uint32_t>> region =
       region_setting(opt.region, opt.region_option->count() > 0);
   if (!region.is_ok()) return report(region.status());
-  LayoutFile file;
+  host::LayoutFile file;
   const Layout* layout = nullptr;
   Result<std::unique_ptr<WorkerRegistry>> registry = open_for(opt.common, &layout, file);
   if (!registry.is_ok()) return report(registry.status());
@@ -222,7 +222,7 @@ int run_fence(const FenceOptions& opt) {
   if (!host.is_ok()) return report(host.status());
   const WorkerId worker{static_cast<std::uint32_t>(region.value()),
                         static_cast<std::uint32_t>(host.value())};
-  LayoutFile file;
+  host::LayoutFile file;
   const Layout* layout = nullptr;
   Result<std::unique_ptr<WorkerRegistry>> registry = open_for(opt.common, &layout, file);
   if (!registry.is_ok()) return report(registry.status());
