@@ -32,7 +32,7 @@ from .fence import FenceFile, format_fence, parse_fence
 from .generator import Generator, GeneratorStats
 from .history import LayoutHistory
 from .layout import Decoded, Field, Layout, LayoutReport
-from .leased import LeasedGenerator, LeaseTiming  # noqa: E402
+from .leased import LeasedGenerator, LeaseTiming
 from .presets import DISCORD, INSTAGRAM, PRESETS, SNOWID, SONYFLAKE, TWITTER, preset
 from .shard import mix64, shard
 from .sidecar import Sidecar
