@@ -75,6 +75,45 @@ class Generator:
     SnowidError subclasses; ``retryable`` says whether a later call may work.
     """
 
+    __slots__ = (
+        "_backward_ticks",
+        "_borrow_ticks",
+        "_clock",
+        "_epoch_ns",
+        "_fence",
+        "_fence_ticks",
+        "_gate_ns",
+        "_health",
+        "_last",
+        "_lease",
+        "_lock",
+        "_max_backward_ms",
+        "_max_ticks",
+        "_max_wait_ns",
+        "_min_ns",
+        "_mono",
+        "_on_unhealthy",
+        "_rand",
+        "_random_start_bound",
+        "_restart_backward_ticks",
+        "_restart_floor",
+        "_seq",
+        "_seq_bits",
+        "_seq_mask",
+        "_stopped",
+        "_time_shift",
+        "_unit_ns",
+        "_wait_ticks",
+        "_wall",
+        "_window_ticks",
+        "_worker_bits",
+        "host",
+        "layout",
+        "region",
+        "stats",
+        "__weakref__",
+    )
+
     def __init__(
         self,
         *,
@@ -194,11 +233,31 @@ class Generator:
 
     def next_id(self) -> int:
         """The next id; waits out a used-up tick or a small clock step (within max_wait)."""
-        try:
-            with self._lock:
+        # The common cases, inline: a new tick, or room left in the current one,
+        # with no lease guard and no fence write due. Everything else, and every
+        # refusal, goes through _attempt(), which decides the same way.
+        with self._lock:
+            if self._stopped is None and self._lease is None:
+                now_ns = self._wall()
+                if now_ns >= self._gate_ns:
+                    now = (now_ns - self._epoch_ns) // self._unit_ns
+                    last = self._last
+                    if now > last:
+                        if now <= self._fence_ticks and now <= self._max_ticks:
+                            b = self._random_start_bound
+                            seq = int(self._rand() * b) if b else 0
+                            self._last = now
+                            self._seq = seq
+                            return (now << self._time_shift) | self._worker_bits | seq
+                    elif now == last and self._seq < self._seq_mask:
+                        seq = self._seq + 1
+                        self._seq = seq
+                        return (last << self._time_shift) | self._worker_bits | seq
+            try:
                 return self._attempt(1)[0]
-        except _Retry as r:
-            return self._wait_for(1, r)[0]
+            except _Retry as r:
+                retry = r
+        return self._wait_for(1, retry)[0]
 
     def try_next_id(self) -> int:
         """The next id, never waiting: a retryable error says how long to wait."""

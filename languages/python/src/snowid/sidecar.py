@@ -165,7 +165,7 @@ class Sidecar:
         if not isinstance(reply, list) or len(reply) % 2:
             raise Unavailable("snowidd sent no map for DECODE")
         out: dict[str, Any] = {}
-        for k, v in zip(reply[::2], reply[1::2]):
+        for k, v in zip(reply[::2], reply[1::2], strict=True):
             key = k.decode() if isinstance(k, bytes) else str(k)
             out[key] = v.decode() if isinstance(v, bytes) else v
         out["id"] = int(out["id"])
