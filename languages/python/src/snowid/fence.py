@@ -61,7 +61,7 @@ class FenceFile:
             raise DataLoss(f"{self.path}: {e.message}") from None
 
     def store(self, unix_ms: int) -> None:
-        data = format_fence(max(0, unix_ms))
+        data = format_fence(unix_ms)
         tmp = self.path + ".tmp"
         try:
             fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o644)

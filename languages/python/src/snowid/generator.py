@@ -277,6 +277,16 @@ class Generator:
             first, count = self._wait_for(n, r)
         return range(first, first + count)
 
+    def try_reserve(self, n: int) -> range:
+        """Like reserve(), never waiting."""
+        self._check_count(n)
+        try:
+            with self._lock:
+                first, count = self._attempt(n)
+        except _Retry as r:
+            raise r.error from None
+        return range(first, first + count)
+
     def next_ids(self, n: int) -> list[int]:
         """Exactly ``n`` increasing ids, from as many ticks as they need."""
         self._check_count(n)

@@ -67,6 +67,17 @@ class LeaseTiming:
             )
 
 
+def wait_until_ns(
+    previous_high_water_ns: int | None, store_high_water_ns: int | None, max_clock_skew_ns: int
+) -> int | None:
+    """Before this instant a new holder issues nothing: the later of the marks it
+    was granted past, plus the allowed skew (at least 1 ms). None without a mark."""
+    marks = [m for m in (previous_high_water_ns, store_high_water_ns) if m is not None]
+    if not marks:
+        return None
+    return max(marks) + max(max_clock_skew_ns, MS)
+
+
 def _terminal(s: LeaseState) -> bool:
     return s in (LeaseState.LOST, LeaseState.RELEASED)
 
@@ -96,9 +107,9 @@ class LeaseKeeper:
         self._on_state = on_state
         self.guard = LeaseGuard()
         self.guard.extend(send_ns + self._stop_after, high_water_ns)
-        self.wait_until_ns: int | None = None
-        if grant.previous_high_water_ns is not None:
-            self.wait_until_ns = grant.previous_high_water_ns + max(_ns(timing.max_clock_skew), MS)
+        self.wait_until_ns = wait_until_ns(
+            grant.previous_high_water_ns, None, _ns(timing.max_clock_skew)
+        )
         self._renew_lock = threading.Lock()
         self._timeline_lock = threading.Lock()
         self._callback_lock = threading.Lock()

@@ -205,15 +205,21 @@ class EtcdOptions:
     password: str = ""
 
 
+def check_timeouts(quarantine_s: float, request_timeout_s: float) -> None:
+    """INVALID_ARGUMENT unless quarantine is 0 to 1 hour and the request timeout
+    1 ms to 1 minute."""
+    if not 0 <= quarantine_s <= 3600:
+        raise InvalidArgument("etcd: quarantine must be from 0 to 1 hour")
+    if not 0.001 <= request_timeout_s <= 60:
+        raise InvalidArgument("etcd: request_timeout must be from 1 ms to 1 minute")
+
+
 class EtcdRegistry:
     def __init__(self, clock: Clock, options: EtcdOptions, fault_hook: Any = None) -> None:
         check_namespace(options.prefix, options.cluster)
         if not options.endpoints:
             raise InvalidArgument("etcd: at least one endpoint is needed")
-        if not 0 <= options.quarantine_s <= 3600:
-            raise InvalidArgument("etcd: quarantine must be from 0 to 1 hour")
-        if not 0.001 <= options.request_timeout_s <= 60:
-            raise InvalidArgument("etcd: request_timeout must be from 1 ms to 1 minute")
+        check_timeouts(options.quarantine_s, options.request_timeout_s)
         if options.key_file and not options.cert_file:
             raise InvalidArgument("etcd: a client key needs a client certificate")
         if options.password and not options.user:
