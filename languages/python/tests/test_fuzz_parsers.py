@@ -77,3 +77,49 @@ def test_fence_texts():
             assert e.code is Code.DATA_LOSS
         else:
             raise AssertionError(f"accepted {bad!r}")
+
+
+def _resp(data: bytes):
+    import io
+
+    from snowid.sidecar import Sidecar
+
+    sc = Sidecar.__new__(Sidecar)
+    sc.address = "test"
+    sc._file = io.BytesIO(data)
+    return sc._read()
+
+
+@settings(max_examples=500, deadline=None)
+@given(
+    st.one_of(
+        st.binary(max_size=40),
+        st.lists(
+            st.sampled_from(
+                [
+                    b"+OK\r\n",
+                    b"-ERR x\r\n",
+                    b":12\r\n",
+                    b"$3\r\nabc\r\n",
+                    b"*2\r\n",
+                    b"$-1\r\n",
+                    b"*-1\r\n",
+                    b"$5\r\nab\r\n",
+                    b":x\r\n",
+                    b"*99999999\r\n",
+                    b"-LEASE_LOST y\r\n",
+                    b"\r\n",
+                    b"*1\r\n",
+                ]
+            ),
+            max_size=30,
+        ).map(b"".join),
+    )
+)
+def test_resp_reader_never_crashes(data):
+    try:
+        reply = _resp(data)
+    except SnowidError as e:
+        assert e.code is Code.UNAVAILABLE
+        return
+    assert reply is None or isinstance(reply, (str, int, bytes, list, SnowidError))

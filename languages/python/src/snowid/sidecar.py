@@ -25,6 +25,8 @@ from .text import parse_id
 
 _RETRY = re.compile(r"; retry after (\d+)ms$")
 _MAX_LINE = 64 * 1024
+_MAX_BULK = 64 * 1024 * 1024
+_MAX_DEPTH = 8
 
 
 def default_socket_path(environ: Any = os.environ) -> str:
@@ -112,26 +114,38 @@ class Sidecar:
             raise Unavailable(f"snowidd at {self.address} closed the connection or sent garbage")
         return line[:-2]
 
-    def _read(self) -> Any:
+    @staticmethod
+    def _number(rest: bytes) -> int:
+        if not re.fullmatch(rb"-?[0-9]{1,20}", rest):
+            raise Unavailable(f"snowidd sent {rest[:24]!r} where a RESP number was expected")
+        return int(rest)
+
+    def _read(self, depth: int = 0) -> Any:
+        """One RESP2 reply; anything malformed is UNAVAILABLE (the connection is
+        then of no further use)."""
+        if depth > _MAX_DEPTH:
+            raise Unavailable("snowidd sent replies nested too deep")
         line = self._line()
         kind, rest = line[:1], line[1:]
         if kind == b"+":
-            return rest.decode()
+            return rest.decode("utf-8", "replace")
         if kind == b"-":
             return error_of_reply(rest.decode("utf-8", "replace"))
         if kind == b":":
-            return int(rest)
+            return self._number(rest)
         if kind == b"$":
-            n = int(rest)
+            n = self._number(rest)
             if n < 0:
                 return None
+            if n > _MAX_BULK:
+                raise Unavailable("snowidd sent a bulk string too large")
             data = self._file.read(n + 2)
             if len(data) != n + 2 or not data.endswith(b"\r\n"):
                 raise Unavailable("snowidd sent a truncated bulk string")
             return data[:-2]
         if kind == b"*":
-            n = int(rest)
-            return None if n < 0 else [self._read() for _ in range(n)]
+            n = self._number(rest)
+            return None if n < 0 else [self._read(depth + 1) for _ in range(n)]
         raise Unavailable(f"snowidd sent an unknown RESP type {kind!r}")
 
     @staticmethod

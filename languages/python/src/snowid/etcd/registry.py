@@ -528,13 +528,12 @@ class EtcdRegistry:
         retried = False
         result: SnowidError | None = Unavailable(f"the mark of worker {w} kept changing")
         for _ in range(MARK_ROUNDS):
-            old = self._mark_of(mark_kv)
+            self._mark_of(mark_kv)  # an unreadable mark is DATA_LOSS, as everywhere
             hw = _later(grant.previous_high_water_ns, high_water_ns)
             new = Mark(hw, self.clock.wall_ns(), hw)
             value = encode_mark(new)
             sent.append(value.encode())
             seen = mark_kv.mod_revision if mark_kv is not None else 0
-            del old
             try:
                 reply = self._txn(
                     [cmp_create(holder_key, token.create_revision), cmp_mod(mark_key, seen)],
