@@ -234,22 +234,40 @@ class Generator:
     def next_id(self) -> int:
         """The next id; waits out a used-up tick or a small clock step (within max_wait)."""
         # The common cases, inline: a new tick, or room left in the current one,
-        # with no lease guard and no fence write due. Everything else, and every
-        # refusal, goes through _attempt(), which decides the same way.
+        # no fence write due, and a lease guard (if any) that permits the tick.
+        # Everything else, and every refusal, goes through _attempt(), which
+        # decides the same way.
         with self._lock:
-            if self._stopped is None and self._lease is None:
+            if self._stopped is None:
                 now_ns = self._wall()
                 if now_ns >= self._gate_ns:
                     now = (now_ns - self._epoch_ns) // self._unit_ns
                     last = self._last
+                    lease = self._lease
                     if now > last:
-                        if now <= self._fence_ticks and now <= self._max_ticks:
+                        if (
+                            now <= self._fence_ticks
+                            and now <= self._max_ticks
+                            and (
+                                lease is None
+                                or (
+                                    self._mono() < lease.deadline_mono_ns
+                                    and now * self._unit_ns + self._epoch_ns <= lease.high_water_ns
+                                )
+                            )
+                        ):
                             b = self._random_start_bound
                             seq = int(self._rand() * b) if b else 0
                             self._last = now
                             self._seq = seq
                             return (now << self._time_shift) | self._worker_bits | seq
-                    elif now == last and self._seq < self._seq_mask:
+                    elif (
+                        now == last
+                        and self._seq < self._seq_mask
+                        and (lease is None or self._mono() < lease.deadline_mono_ns)
+                    ):
+                        # The tick was permitted under the mark when it was first
+                        # used, and the mark never goes down; only the deadline moves.
                         seq = self._seq + 1
                         self._seq = seq
                         return (last << self._time_shift) | self._worker_bits | seq
