@@ -6,6 +6,7 @@ import datetime as dt
 import json
 import os
 import subprocess
+import tempfile
 
 import pytest
 
@@ -39,19 +40,18 @@ def cli() -> str:
 
 def run_cli(etcd, cluster: str, *args: str, timeout: float = 30) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if not k.startswith("SNOWID_")}
-    env.update(
-        SNOWID_ETCD_ENDPOINTS=etcd.url,
-        SNOWID_ETCD_CLUSTER=cluster,
-        SNOWID_STATE_DIR=os.environ.get("TMPDIR", "/tmp"),
-    )
-    return subprocess.run(
-        [cli(), *args],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        stdin=subprocess.DEVNULL,
-    )
+    with tempfile.TemporaryDirectory(prefix="snowid-py-cli-") as state:
+        env.update(
+            SNOWID_ETCD_ENDPOINTS=etcd.url, SNOWID_ETCD_CLUSTER=cluster, SNOWID_STATE_DIR=state
+        )
+        return subprocess.run(
+            [cli(), *args],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            stdin=subprocess.DEVNULL,
+        )
 
 
 def workers_list(etcd, cluster: str) -> list[dict]:
