@@ -20,3 +20,5 @@ export { FileFenceStore, formatFence, parseFence, type FenceStore } from "./fenc
 export { LeaseGuard } from "./lease-guard.js";
 export { Generator, type GeneratorOptions, type GeneratorStats, type IdBatch } from "./generator.js";
 export * from "./codec.js";
+export { Sidecar, defaultSocketPath, errorOfReply, type SidecarOptions } from "./sidecar.js";
+export { RespError, encodeCommand, readReply, type RespValue } from "./resp.js";

@@ -10,6 +10,8 @@ import {
   parseFence,
   parseId,
   type FenceStore,
+  readReply,
+  encodeCommand,
 } from "../src/index.js";
 import { FakeClock, T0 } from "./fake-clock.js";
 
@@ -199,5 +201,34 @@ test("parseFence over arbitrary bytes: the exact format or DATA_LOSS; formatFenc
       },
     ),
     { numRuns: RUNS * 10 },
+  );
+});
+
+test("readReply over arbitrary bytes: a reply, incomplete, or DATA_LOSS; a command's own encoding reads back", () => {
+  fc.assert(
+    fc.property(
+      fc.oneof(
+        fc.uint8Array({ maxLength: 60 }),
+        fc
+          .stringMatching(/^[-+:$*%_][-0-9a-z ]{0,8}(\r\n[-+:$*%_]?[0-9a-z]{0,6}){0,4}(\r\n)?$/)
+          .map((s) => Buffer.from(s)),
+      ),
+      (bytes) => {
+        try {
+          const r = readReply(Buffer.from(bytes));
+          if (r !== undefined) assert.ok(r.end > 0 && r.end <= bytes.length);
+        } catch (e) {
+          assert.ok(e instanceof SnowidError && e.code === "DATA_LOSS", String(e));
+        }
+      },
+    ),
+    { numRuns: RUNS * 10 },
+  );
+  fc.assert(
+    fc.property(fc.array(fc.string(), { minLength: 1, maxLength: 5 }), (args) => {
+      const r = readReply(encodeCommand(args));
+      assert.deepEqual(r?.value, args);
+    }),
+    { numRuns: RUNS },
   );
 });
