@@ -22,3 +22,9 @@ export { Generator, type GeneratorOptions, type GeneratorStats, type IdBatch } f
 export * from "./codec.js";
 export { Sidecar, defaultSocketPath, errorOfReply, type SidecarOptions } from "./sidecar.js";
 export { RespError, encodeCommand, readReply, type RespValue } from "./resp.js";
+export {
+  LeasedGenerator,
+  type EtcdOptions,
+  type LeaseEvent,
+  type LeasedGeneratorOptions,
+} from "./leased-generator.js";
