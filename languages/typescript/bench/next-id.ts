@@ -92,12 +92,21 @@ for (const p of peers) {
   runs.sort((a, b) => a - b);
   const tick = inTick(next);
   const dup = duplicates(p.make());
-  rows.push([p.name, runs[0]!.toFixed(1), runs[Math.floor(runs.length / 2)]!.toFixed(1), tick.toFixed(1), String(dup)]);
+  rows.push([
+    p.name,
+    runs[0]!.toFixed(1),
+    runs[Math.floor(runs.length / 2)]!.toFixed(1),
+    tick.toFixed(1),
+    String(dup),
+  ]);
 }
 const head = ["generator", "best ns/id", "median ns/id", "ns/id within a tick", `duplicates in ${BURST}`];
 const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-const line = (r: string[]) => "| " + r.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join(" | ") + " |";
+const line = (r: string[]) =>
+  "| " + r.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join(" | ") + " |";
 console.log(`node ${process.version}, ${N} ids x ${ROUNDS} rounds`);
 console.log(line(head));
-console.log("|" + widths.map((w, i) => (i === 0 ? "-".repeat(w + 2) : "-".repeat(w + 1) + ":")).join("|") + "|");
+console.log(
+  "|" + widths.map((w, i) => (i === 0 ? "-".repeat(w + 2) : "-".repeat(w + 1) + ":")).join("|") + "|",
+);
 for (const r of rows) console.log(line(r));
