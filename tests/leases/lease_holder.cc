@@ -139,9 +139,9 @@ int main(int argc, char** argv) {
   opt.lease.timing.max_clock_skew = std::chrono::milliseconds(skew_ms);
   opt.lease.retry_every = std::chrono::milliseconds(std::min<long>(200, renew_ms));
   opt.reacquire_every = std::chrono::milliseconds(200);
-  opt.on_event = [](const std::string& event, const snowid::Status& status) {
-    emit("{\"event\":\"lease\",\"what\":\"" + event + "\",\"code\":\"" +
-         std::string(snowid::code_name(status.code())) +
+  opt.on_event = [](const snowid::LeaseEvent& event) {
+    emit("{\"event\":\"lease\",\"what\":\"" + snowid::to_string(event) + "\",\"code\":\"" +
+         std::string(snowid::code_name(event.status.code())) +
          "\",\"mono_ns\":" + std::to_string(mono_ns()) + "}");
   };
 
