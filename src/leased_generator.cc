@@ -37,7 +37,6 @@ constexpr Duration kMaxSleep = std::chrono::milliseconds(100);
 // registry that keeps refusing is not asked in a tight loop.
 constexpr Duration kMaxReacquireDelay = std::chrono::seconds(30);
 
-
 // One lease and the generator issuing under it. Only `retired`, `stopped`
 // and `close_status` change after the Incarnation is published.
 struct Incarnation {

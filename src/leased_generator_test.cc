@@ -836,9 +836,9 @@ TEST(LeaseEventText, EachKindReadsAsOneLineNamingTheWorker) {
             "released unused worker 1/17");
   EXPECT_EQ(to_string({LeaseEvent::Kind::kClockMovedBack, w, Status::ok(), true}),
             "clock moved back: released worker 1/17");
-  EXPECT_EQ(to_string({LeaseEvent::Kind::kClockMovedBack, w, Status(Code::kUnavailable, "x"),
-                       false}),
-            "clock moved back: did not release worker 1/17");
+  EXPECT_EQ(
+      to_string({LeaseEvent::Kind::kClockMovedBack, w, Status(Code::kUnavailable, "x"), false}),
+      "clock moved back: did not release worker 1/17");
 }
 
 }  // namespace

@@ -53,9 +53,9 @@ struct RegistrySetup {
   LeasedGeneratorOptions options;
 };
 
-// Resolves the layout (host::layout_in_effect), checks the region and pinned host against it, creates
-// state_dir (the fences live there whatever the registry) and opens the
-// registry. `clock` must outlive the registry.
+// Resolves the layout (host::layout_in_effect), checks the region and pinned host against it,
+// creates state_dir (the fences live there whatever the registry) and opens the registry. `clock`
+// must outlive the registry.
 Result<RegistrySetup> setup_registry(const Settings& settings, const host::Environment& env,
                                      const Clock& clock);
 

@@ -15,8 +15,8 @@
 #include <variant>
 
 #include "snowid/layout.h"
-#include "state_dir.h"
 #include "snowid/ticket_store.h"
+#include "state_dir.h"
 
 // toml++ header-only, without exceptions: errors come back as values, as in
 // the rest of snowid, and nothing is thrown across this file's functions.
@@ -887,7 +887,6 @@ Status read_toml(const std::string& path, const host::Environment& env, FoundTab
   return Status::ok();
 }
 
-
 std::string default_socket(const host::Environment& env) {
   if (auto run = host::nonempty(env, "XDG_RUNTIME_DIR"); run && run->front() == '/') {
     return *run + "/snowid/snowidd.sock";
@@ -895,7 +894,6 @@ std::string default_socket(const host::Environment& env) {
   if (env.uid() == 0) return "/run/snowid/snowidd.sock";
   return "/tmp/snowid-" + std::to_string(env.uid()) + "/snowidd.sock";
 }
-
 
 // The source of a setting's value, for messages about combinations.
 std::string source_of(const FoundTable& found, std::string_view name) {
@@ -1108,7 +1106,8 @@ Result<Settings> load_settings(int argc, const char* const* argv, const host::En
     // An empty variable counts as unset, except for the registry's: there it
     // is refused (parse_endpoints), never taken as "use the file registry".
     const bool registry = e.info.name == "etcd" || e.info.name == "registry";
-    if (std::optional<std::string> v = registry ? env.get(e.info.env) : host::nonempty(env, e.info.env)) {
+    if (std::optional<std::string> v =
+            registry ? env.get(e.info.env) : host::nonempty(env, e.info.env)) {
       if (Status s = record(vars, e, std::string(e.info.env), *v); !s.is_ok()) return s;
     } else if (e.info.name == "etcd") {
       // The name the snowid tool reads, so that one environment serves both.
@@ -1153,7 +1152,7 @@ Result<Settings> load_settings(int argc, const char* const* argv, const host::En
   };
   if (unset("socket")) settings.socket = default_socket(env);
   if (unset("state_dir")) {
-    Result<std::string> dir = host::default_state_dir(env);
+    Result<std::string> dir = host::default_state_dir(env, host::StateDirFallback::kSystemForRoot);
     if (!dir.is_ok()) return invalid("state_dir: " + dir.status().message());
     settings.state_dir = std::move(dir).value();
   }

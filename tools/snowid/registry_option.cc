@@ -101,7 +101,8 @@ Result<RegistrySettings> resolve_registry(const RegistryFlags& f, bool need_stat
   }
   s.etcd = !s.etcd_endpoints.empty();
   if (!s.etcd || need_state_dir) {
-    Result<std::string> dir = host::find_state_dir(f.state_dir, host::process_environment());
+    Result<std::string> dir = host::find_state_dir(f.state_dir, host::process_environment(),
+                                                   host::StateDirFallback::kNone);
     if (!dir.is_ok()) return dir.status();
     s.state_dir = dir.value();
   }
@@ -121,8 +122,8 @@ Status check_registry_choice(const RegistrySettings& s) {
   // The warning for a lone container is the daemon's to log; the tool, run
   // by hand in a development container, keeps its standard error for errors.
   std::string warning;
-  return host::check_registry_choice(choice_of(s),
-                                       host::detect_host_sharing(host::process_env), warning);
+  return host::check_registry_choice(choice_of(s), host::detect_host_sharing(host::process_env),
+                                     warning);
 }
 
 Result<host::RegistryConfig> registry_config(const RegistrySettings& s) {

@@ -24,10 +24,10 @@
 #include "commands.h"
 #include "diagnostics.h"
 #include "number_text.h"
+#include "registry_open.h"
 #include "snowid/status.h"
 #include "snowid/ticket_store.h"
 #include "snowid/time.h"
-#include "registry_open.h"
 #include "state_dir.h"
 #ifdef SNOWID_CLI_SEQUENCES
 #include "ticket_store_url.h"
@@ -115,7 +115,8 @@ Result<StoreChoice> choose_store(const StoreFlags& f) {
     if (f.state_dir_option->count() > 0 && f.state_dir.empty()) {
       return Status(Code::kInvalidArgument, "--state-dir is empty");
     }
-    Result<std::string> dir = host::find_state_dir(f.state_dir, host::process_environment());
+    Result<std::string> dir = host::find_state_dir(f.state_dir, host::process_environment(),
+                                                   host::StateDirFallback::kNone);
     if (!dir.is_ok()) return dir.status();
     c.url = "sqlite:" + dir.value() + "/sequences.db";
     c.source = "the default store";

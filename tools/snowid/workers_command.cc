@@ -78,7 +78,7 @@ int write_out(const std::string& text);
 
 // The registry settings of a store-record command, with the layout in effect.
 Result<host::RegistryConfig> store_config(const WorkersOptions& opt, const Layout** layout,
-                                            host::LayoutFile& file) {
+                                          host::LayoutFile& file) {
   Result<const Layout*> now = layout_now(opt, file);
   if (!now.is_ok()) return now.status();
   *layout = now.value();
