@@ -4,6 +4,7 @@ The registry (drivers.json) says how to start each kind. A Driver keeps every id
 in order, with the monotonic time its reply arrived, so that the checks can look at them later.
 """
 
+import array
 import json
 import os
 import queue
@@ -57,7 +58,10 @@ class Driver:
     def __init__(self, kind, spec, name, log_dir):
         self.kind = kind
         self.name = name
-        self.ids = []  # (id, worker reported at start or by state, monotonic receive time)
+        # Every id given, in order, and per reply (index past its last id, the worker the
+        # driver last reported, the monotonic time the reply came).
+        self.ids = array.array("Q")
+        self.replies = []
         self.worker = None
         self.holder_pid = None
         self.log_path = os.path.join(log_dir, f"{name.replace('#', '-')}.log")
@@ -110,11 +114,21 @@ class Driver:
     def next(self, count):
         reply = self.request({"op": "next", "count": count})
         now = time.monotonic()
-        for text in reply.get("ids", []):
-            if not isinstance(text, str) or not text.isdigit():
-                raise DriverError(f"{self.name}: an id that is not a decimal string: {text!r}")
-            self.ids.append((int(text), self.worker, now))
+        texts = reply.get("ids", [])
+        if not isinstance(texts, list) or not all(isinstance(t, str) and t.isdigit() for t in texts):
+            raise DriverError(f"{self.name}: ids that are not decimal strings: {str(texts)[:200]}")
+        if texts:
+            self.ids.extend(map(int, texts))
+            self.replies.append((len(self.ids), self.worker, now))
         return reply
+
+    def entries(self):
+        """(id, worker, receive time) of every id given, in order."""
+        begin = 0
+        for end, worker, at in self.replies:
+            for i in self.ids[begin:end]:
+                yield i, worker, at
+            begin = end
 
     def clock(self, offset_ms):
         return self.request({"op": "clock", "offset_ms": offset_ms})
@@ -132,6 +146,23 @@ class Driver:
 
     def signal(self, sig):
         os.kill(self.holder_pid, sig)
+
+    def kill(self, timeout=10.0):
+        """SIGKILLs the holder and returns once it is dead (a zombie counts)."""
+        os.kill(self.holder_pid, signal.SIGKILL)
+        if self.holder_pid == self.proc.pid:
+            self.wait(timeout)
+            return
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            try:
+                with open(f"/proc/{self.holder_pid}/stat") as f:
+                    if f.read().rsplit(")", 1)[1].split()[0] == "Z":
+                        return
+            except OSError:
+                return
+            time.sleep(0.005)
+        raise DriverError(f"{self.name}: holder {self.holder_pid} still alive after SIGKILL")
 
     def wait(self, timeout):
         try:
@@ -162,4 +193,4 @@ class Driver:
         self._log.close()
 
     def last_id(self):
-        return max((i for i, _, _ in self.ids), default=None)
+        return max(self.ids, default=None)
