@@ -280,6 +280,12 @@ def main():
             break
     if daemon.alive():
         daemon.close()
+    # The daemon's log goes to the harness's log of this driver.
+    try:
+        with open(daemon.log, "rb") as f:
+            sys.stderr.buffer.write(f.read())
+    except OSError:
+        pass
     shutil.rmtree(daemon.dir, ignore_errors=True)
 
 
