@@ -6,6 +6,7 @@
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <string>
 
 #include "cpp_holder.h"
@@ -26,6 +27,10 @@ json error_reply(const Status& s) {
 json invalid(const std::string& message) {
   return error_reply(Status(Code::kInvalidArgument, message));
 }
+
+const std::set<std::string> kTimingMembers = {
+    "ttl_ms",        "renew_ms",           "stop_ms",  "max_clock_skew_ms",
+    "quarantine_ms", "request_timeout_ms", "retry_ms", "reacquire_ms"};
 
 json worker_json(WorkerId w) { return json::array({w.region, w.host}); }
 
@@ -71,6 +76,16 @@ class Driver {
     s.region = req.value("region", 0u);
     if (req.contains("host") && !req["host"].is_null()) s.host = req["host"].get<std::uint32_t>();
     const json timing = req.value("timing", json::object());
+    if (!timing.is_object()) return invalid("timing must be an object");
+    json ignored = json::array();
+    for (const auto& [name, value] : timing.items()) {
+      if (!kTimingMembers.contains(name)) ignored.push_back(name);
+    }
+    const json options = req.value("options", json::object());
+    if (!options.is_object()) return invalid("options must be an object");
+    for (const auto& [name, value] : options.items()) {
+      if (name != "unsafe_skip_mark") return invalid("unknown option \"" + name + "\"");
+    }
     std::string error;
     Duration quarantine = s.etcd.quarantine, timeout = s.etcd.request_timeout;
     if (!read_ms(timing, "ttl_ms", s.timing.ttl, error) ||
@@ -85,14 +100,16 @@ class Driver {
     }
     s.etcd.quarantine = quarantine;
     s.etcd.request_timeout = timeout;
-    s.skip_mark = req.value("options", json::object()).value("unsafe_skip_mark", false);
+    s.skip_mark = options.value("unsafe_skip_mark", false);
     clock_.set_offset(milliseconds(req.value("clock_offset_ms", std::int64_t{0})));
     auto h = Holder::start(clock_, std::move(s));
     if (!h.is_ok()) return error_reply(h.status());
     holder_ = std::move(h.value());
-    return {{"ok", true},
-            {"worker", worker_json(holder_->worker())},
-            {"pid", static_cast<long long>(::getpid())}};
+    json reply = {{"ok", true},
+                  {"worker", worker_json(holder_->worker())},
+                  {"pid", static_cast<long long>(::getpid())}};
+    if (!ignored.empty()) reply["ignored"] = std::move(ignored);
+    return reply;
   }
 
   json clock_op(const json& req) {

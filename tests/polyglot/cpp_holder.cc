@@ -65,9 +65,7 @@ Holder::~Holder() {
   if (plain_) (void)close();
 }
 
-WorkerId Holder::worker() const noexcept {
-  return leased_ ? leased_->worker() : plain_->worker();
-}
+WorkerId Holder::worker() const noexcept { return leased_ ? leased_->worker() : plain_->worker(); }
 
 Status Holder::next(std::uint32_t count, std::vector<std::uint64_t>& out) {
   while (count > 0) {

@@ -95,7 +95,9 @@ class Driver:
         except queue.Empty:
             raise DriverError(f"{self.name}: no reply to {req['op']} within {timeout} s") from None
         if line is None:
-            raise DriverError(f"{self.name}: exited ({self.proc.poll()}) before replying to {req['op']}")
+            raise DriverError(
+                f"{self.name}: exited ({self.proc.poll()}) before replying to {req['op']}"
+            )
         try:
             reply = json.loads(line)
         except ValueError:
@@ -115,7 +117,9 @@ class Driver:
         reply = self.request({"op": "next", "count": count})
         now = time.monotonic()
         texts = reply.get("ids", [])
-        if not isinstance(texts, list) or not all(isinstance(t, str) and t.isdigit() for t in texts):
+        if not isinstance(texts, list) or not all(
+            isinstance(t, str) and t.isdigit() for t in texts
+        ):
             raise DriverError(f"{self.name}: ids that are not decimal strings: {str(texts)[:200]}")
         if texts:
             self.ids.extend(map(int, texts))

@@ -97,7 +97,9 @@ class FaultProxy:
             client.close()
             return
         state = {"swallow": False}
-        threading.Thread(target=self._relay_back, args=(upstream, client, state), daemon=True).start()
+        threading.Thread(
+            target=self._relay_back, args=(upstream, client, state), daemon=True
+        ).start()
         buf = b""
         try:
             while True:

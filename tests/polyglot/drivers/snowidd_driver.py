@@ -159,7 +159,11 @@ class Daemon:
     def started(self, ignored):
         self.conn = Resp(self.socket)
         info = self.info()
-        reply = {"ok": True, "worker": [int(info["region"]), int(info["host"])], "pid": self.proc.pid}
+        reply = {
+            "ok": True,
+            "worker": [int(info["region"]), int(info["host"])],
+            "pid": self.proc.pid,
+        }
         if ignored:
             reply["ignored"] = sorted(ignored)
         return reply

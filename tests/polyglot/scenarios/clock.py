@@ -42,7 +42,9 @@ def clock_case(bed, report, first, second, host):
     d.clock(-50)
     codes, first_ok = issue_for(d, 0.5)
     report.check(not codes, f"{tag}: refusals after a 50 ms step back: {sorted(set(codes))}")
-    report.measured(f"{tag}: 50 ms back: refusals {codes}, first ids after {first_ok * 1000:.0f} ms")
+    report.measured(
+        f"{tag}: 50 ms back: refusals {codes}, first ids after {first_ok * 1000:.0f} ms"
+    )
 
     d.clock(3000)
     codes, first_ok = issue_for(d, 1.5)

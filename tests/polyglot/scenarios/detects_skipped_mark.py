@@ -19,7 +19,9 @@ def run(bed, report):
     n = 0
     for first in bed.kinds:
         for mode in MODES:
-            inner = Report(f"{report.scenario} [{first}->cpp unsafe, {mode}]", expecting_failures=True)
+            inner = Report(
+                f"{report.scenario} [{first}->cpp unsafe, {mode}]", expecting_failures=True
+            )
             figures = churn_case(
                 bed, inner, first, "cpp", mode, HOST + n, options={"unsafe_skip_mark": True}
             )

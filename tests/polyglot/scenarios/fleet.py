@@ -37,7 +37,9 @@ def run(bed, report):
         holder = held.get(d.worker, {}).get("holder")
         if report.check(holder is not None, f"{d.name}: no holder key for {d.worker}"):
             leases.add(holder["_lease"])
-    report.check(len(leases) == len(drivers), f"{len(leases)} distinct leases for {len(drivers)} drivers")
+    report.check(
+        len(leases) == len(drivers), f"{len(leases)} distinct leases for {len(drivers)} drivers"
+    )
 
     code, out, err = bed.tool("workers", "list", "--region", "0", "--json")
     if report.check(code == 0, f"snowid workers list failed: {err}"):
@@ -67,4 +69,6 @@ def run(bed, report):
             f"{d.name} on {d.worker}: {len(d.ids)} ids in {SECONDS:.0f} s "
             f"({len(d.ids) / SECONDS:,.0f}/s), refusals {len(refusals.get(d.name, []))} {codes}"
         )
-    report.measured(f"{total} ids from {len(drivers)} drivers ({', '.join(bed.kinds)}), all checked")
+    report.measured(
+        f"{total} ids from {len(drivers)} drivers ({', '.join(bed.kinds)}), all checked"
+    )
