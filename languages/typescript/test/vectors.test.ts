@@ -12,6 +12,7 @@ import {
   formatId,
 } from "../src/index.js";
 import { loadVectors, vectorFiles } from "./vectors-load.js";
+import { runFenceVectors } from "./vectors-fence.js";
 import { runGeneratorVectors } from "./vectors-generator.js";
 
 /* eslint-disable @typescript-eslint/no-explicit-any */
@@ -140,6 +141,7 @@ const RUNNERS: Record<string, (file: any, t: TestContext) => void | Promise<void
     for (const c of file.cases)
       assert.equal(shardOf(BigInt(c.id), c.shards), c.shard, `${c.id} over ${c.shards}`);
   },
+  "fence.json": (file, t) => runFenceVectors(file, t),
   "generator.json": (file, t) => runGeneratorVectors(file, layoutOf, t),
   "histories.json": (file) => {
     for (const h of file.histories) {
