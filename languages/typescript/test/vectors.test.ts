@@ -14,6 +14,7 @@ import {
 import { loadVectors, vectorFiles } from "./vectors-load.js";
 import { runFenceVectors } from "./vectors-fence.js";
 import { runGeneratorVectors } from "./vectors-generator.js";
+import { runLeaseVectors } from "./vectors-leases.js";
 
 /* eslint-disable @typescript-eslint/no-explicit-any */
 const layoutsFile = loadVectors("layouts.json");
@@ -143,6 +144,7 @@ const RUNNERS: Record<string, (file: any, t: TestContext) => void | Promise<void
   },
   "fence.json": (file, t) => runFenceVectors(file, t),
   "generator.json": (file, t) => runGeneratorVectors(file, layoutOf, t),
+  "leases.json": (file, t) => runLeaseVectors(file, t),
   "histories.json": (file) => {
     for (const h of file.histories) {
       const eras = h.eras.map((e: any) => ({ layout: layoutOf(e.layout), cutoverMs: e.cutover_ms }));

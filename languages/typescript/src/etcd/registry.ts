@@ -14,6 +14,7 @@ import {
   encodeHolder,
   encodeMark,
   encodeStore,
+  eligible,
   freeFromMs,
   later,
   WorkerKeys,
@@ -25,7 +26,6 @@ const ACQUIRE_ROUNDS = 64;
 const MARK_ROUNDS = 16;
 const ABANDON_TIMEOUT_MS = 500;
 const BROKEN_ROUND_PAUSE_MS = 100;
-export const CLIENT = "typescript/0.1.0";
 
 export interface Grant {
   region: number;
@@ -246,13 +246,11 @@ export class EtcdRegistry {
         unreadable++;
         return `its mark is unreadable: ${(e as Error).message}`;
       }
-      const from = freeFromMs(mark, this.o.quarantineMs);
-      if (from !== undefined && now < from) {
-        quarantined++;
-        nextFree = nextFree === undefined ? from : Math.min(nextFree, from);
-        return `quarantined until ${new Date(from).toISOString()}`;
-      }
-      return undefined;
+      if (eligible(false, mark, now, this.o.quarantineMs)) return undefined;
+      const from = freeFromMs(mark, this.o.quarantineMs)!;
+      quarantined++;
+      nextFree = nextFree === undefined ? from : Math.min(nextFree, from);
+      return `quarantined until ${new Date(from).toISOString()}`;
     };
     if (req.host !== undefined) {
       const slot = slots.get(req.host) ?? {};
@@ -280,7 +278,7 @@ export class EtcdRegistry {
 
   private async tryAcquire(req: AcquireRequest, lease: bigint): Promise<Grant> {
     const regionKey = this.keys.region(req.region);
-    const holderValue = encodeHolder({ ...req.holder, lease }, CLIENT);
+    const holderValue = encodeHolder({ ...req.holder, lease });
     // After a transaction whose outcome is unknown: its id, tried first again, and the mark it saw.
     let pendingHost: number | undefined;
     let pendingPrevious: number | undefined;
