@@ -20,7 +20,13 @@ after(async () => {
   await etcd?.stop();
 });
 
-const FAST = { ttlSeconds: 2, renewEveryMs: 300, retryEveryMs: 200, stopAfterMs: 1500, quarantineMs: 1000 } as const;
+const FAST = {
+  ttlSeconds: 2,
+  renewEveryMs: 300,
+  retryEveryMs: 200,
+  stopAfterMs: 1500,
+  quarantineMs: 1000,
+} as const;
 const IN_FLIGHT_MS = 8000;
 const SKEW_MS = 100;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
