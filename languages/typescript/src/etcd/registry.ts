@@ -255,20 +255,6 @@ export class EtcdRegistry {
   }
 
   /**
-   * Records a loss of etcd's data by hand (`snowid workers restored`): every id of the
-   * namespace counts as marked at now plus `inFlightMs`. Returns the record written or found.
-   */
-  async declareLost(
-    inFlightMs: number,
-    reason = "declared by an operator: etcd's data was restored or lost",
-  ): Promise<StoreRecord> {
-    if (!(inFlightMs >= 0 && inFlightMs <= 3_600_000))
-      throw new SnowidError("INVALID_ARGUMENT", `the in-flight window is 0 to 1 hour, not ${inFlightMs} ms`);
-    this.history.setPending(reason);
-    return this.checkStore(inFlightMs);
-  }
-
-  /**
    * Declares a namespace that has never issued an id new (`snowid workers init`), so that its
    * first holders need not wait out a stop deadline. ALREADY_EXISTS when it has a record.
    * Never after etcd lost its data: it would lift the wait that protects the old holders' ids.
