@@ -55,11 +55,13 @@ export class FileFenceStore implements FenceStore {
     }
   }
 
+  /** A fence that cannot be written is refused before any file is touched. */
   store(unixMs: number): void {
+    const text = formatFence(Math.ceil(unixMs));
     const tmp = `${this.file}.tmp`;
     const fd = fs.openSync(tmp, "w", 0o644);
     try {
-      fs.writeSync(fd, formatFence(Math.ceil(unixMs)));
+      fs.writeSync(fd, text);
       fs.fsyncSync(fd);
     } finally {
       fs.closeSync(fd);

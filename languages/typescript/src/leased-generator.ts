@@ -10,6 +10,7 @@ import * as os from "node:os";
 import { systemClock, type Clock } from "./clock.js";
 import { SnowidError } from "./errors.js";
 import { EtcdRegistry, type Grant } from "./etcd/registry.js";
+import { checkEtcdOptions, checkLeaseTiming, checkNamespace, waitUntilMs } from "./etcd/settings.js";
 import { Generator, type GeneratorOptions, type IdBatch } from "./generator.js";
 import type { Layout } from "./layout.js";
 import { LeaseGuard } from "./lease-guard.js";
@@ -119,28 +120,20 @@ export class LeasedGenerator {
     }
     const prefix = e.prefix ?? "/snowid";
     const cluster = e.cluster ?? "default";
-    if (!prefix.startsWith("/") || prefix.endsWith("/") || prefix.includes("//")) {
-      throw invalid(`etcd: the key prefix must start with '/' and not end with one, not "${prefix}"`);
-    }
-    if (!/^[A-Za-z0-9._-]{1,128}$/.test(cluster)) {
-      throw invalid(`etcd: the cluster name must be letters, digits, '-', '_' or '.', not "${cluster}"`);
-    }
+    checkNamespace(prefix, cluster);
     const timeout = e.requestTimeoutMs ?? 2000;
-    if (!(timeout >= 1 && timeout <= 60_000))
-      throw invalid("etcd: requestTimeoutMs must be 1 ms to 1 minute");
-    if (!Number.isInteger(o.ttlSeconds) || o.ttlSeconds < 2 || o.ttlSeconds > 3600) {
-      throw invalid("ttlSeconds must be whole seconds from 2 to 3600");
-    }
-    if (!(o.renewEveryMs > 0 && o.renewEveryMs < o.stopAfterMs && o.stopAfterMs < o.ttlSeconds * 1000)) {
-      throw invalid("the lease timing must satisfy 0 < renewEveryMs < stopAfterMs < ttl");
-    }
-    if (!(o.maxClockSkewMs >= 0 && o.maxClockSkewMs <= 60_000))
-      throw invalid("maxClockSkewMs must be 0 to 60000");
-    if (!(o.quarantineMs >= 0 && o.quarantineMs <= 3_600_000))
-      throw invalid("quarantineMs must be 0 to 3600000");
+    checkEtcdOptions(o.quarantineMs, timeout);
+    if (!Number.isInteger(o.ttlSeconds)) throw invalid("ttlSeconds must be whole seconds from 2 to 3600");
+    checkLeaseTiming({
+      ttlMs: o.ttlSeconds * 1000,
+      renewEveryMs: o.renewEveryMs,
+      stopAfterMs: o.stopAfterMs,
+      maxClockSkewMs: o.maxClockSkewMs,
+    });
     if (!(o.retryEveryMs > 0 && o.retryEveryMs <= o.renewEveryMs)) {
       throw invalid("retryEveryMs must be more than 0 and at most renewEveryMs");
     }
+    if (!(o.reacquireEveryMs > 0)) throw invalid("reacquireEveryMs must be more than 0");
     const registry = new EtcdRegistry({
       endpoints: e.endpoints,
       prefix,
@@ -274,13 +267,14 @@ export class LeasedGenerator {
       highWaterMs,
       holder: {
         host: os.hostname(),
-        pid: process.pid,
-        started: new Date(Date.now() - process.uptime() * 1000).toISOString(),
+        pid: BigInt(process.pid),
+        startedMs: Date.now() - process.uptime() * 1000,
         address: "",
       },
     });
     const guard = new LeaseGuard();
     guard.extend(send + this.o.stopAfterMs, highWaterMs);
+    const waitUntil = waitUntilMs(grant.previousHighWaterMs, undefined, this.o.maxClockSkewMs);
     const options: GeneratorOptions = {
       ...this.o.generator,
       layout: this.o.layout,
@@ -290,9 +284,7 @@ export class LeasedGenerator {
       lease: guard,
       onUnhealthy: (e) => this.onUnhealthy(e),
       ...(this.o.fenceFile !== undefined ? { fenceFile: this.o.fenceFile } : {}),
-      ...(grant.previousHighWaterMs !== undefined
-        ? { waitUntilMs: grant.previousHighWaterMs + Math.max(this.o.maxClockSkewMs, 1) }
-        : {}),
+      ...(waitUntil !== undefined ? { waitUntilMs: waitUntil } : {}),
       ...(this.lastIssuedMs !== undefined ? { continueAfterMs: this.lastIssuedMs } : {}),
     };
     let generator: Generator;

@@ -1,4 +1,4 @@
-import { test } from "node:test";
+import { test, type TestContext } from "node:test";
 import * as assert from "node:assert/strict";
 import {
   Layout,
@@ -12,6 +12,9 @@ import {
   formatId,
 } from "../src/index.js";
 import { loadVectors, vectorFiles } from "./vectors-load.js";
+import { runFenceVectors } from "./vectors-fence.js";
+import { runGeneratorVectors } from "./vectors-generator.js";
+import { runLeaseVectors } from "./vectors-leases.js";
 
 /* eslint-disable @typescript-eslint/no-explicit-any */
 const layoutsFile = loadVectors("layouts.json");
@@ -36,7 +39,7 @@ function throwsCode(f: () => unknown, code: string, what: string): void {
   assert.throws(f, (e: unknown) => e instanceof SnowidError && e.code === code, what);
 }
 
-const RUNNERS: Record<string, (file: any) => void> = {
+const RUNNERS: Record<string, (file: any, t: TestContext) => void | Promise<void>> = {
   "layouts.json": (file) => {
     for (const v of file.layouts) {
       const made = [new Layout(specOf(v))];
@@ -139,6 +142,9 @@ const RUNNERS: Record<string, (file: any) => void> = {
     for (const c of file.cases)
       assert.equal(shardOf(BigInt(c.id), c.shards), c.shard, `${c.id} over ${c.shards}`);
   },
+  "fence.json": (file, t) => runFenceVectors(file, t),
+  "generator.json": (file, t) => runGeneratorVectors(file, layoutOf, t),
+  "leases.json": (file, t) => runLeaseVectors(file, t),
   "histories.json": (file) => {
     for (const h of file.histories) {
       const eras = h.eras.map((e: any) => ({ layout: layoutOf(e.layout), cutoverMs: e.cutover_ms }));
@@ -169,9 +175,9 @@ for (const file of vectorFiles()) {
     });
     continue;
   }
-  test(`vectors/${file}`, () => {
+  test(`vectors/${file}`, async (t) => {
     const v = loadVectors(file);
     assert.match(v.schema, new RegExp(`^snowid-vectors/${file.replace(".json", "")}/1$`));
-    run(v);
+    await run(v, t);
   });
 }

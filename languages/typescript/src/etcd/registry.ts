@@ -6,7 +6,8 @@
 import { randomBytes, randomInt } from "node:crypto";
 import { SnowidError } from "../errors.js";
 import type { Layout } from "../layout.js";
-import { b64, Gateway, headerOf, kvOf, prefixEnd, type Json, type KeyValue } from "./gateway.js";
+import { b64, Gateway, headerOf, kvOf, prefixEnd, type Header, type Json, type KeyValue } from "./gateway.js";
+import { StoreHistory } from "./store-history.js";
 import {
   decodeHolder,
   decodeMark,
@@ -14,18 +15,22 @@ import {
   encodeHolder,
   encodeMark,
   encodeStore,
+  eligible,
   freeFromMs,
   later,
   WorkerKeys,
   type Holder,
   type Mark,
+  type StoreRecord,
 } from "./values.js";
 
 const ACQUIRE_ROUNDS = 64;
 const MARK_ROUNDS = 16;
 const ABANDON_TIMEOUT_MS = 500;
 const BROKEN_ROUND_PAUSE_MS = 100;
-export const CLIENT = "typescript/0.1.0";
+// How long a holder under a lost store may have gone on issuing when this process knows of no
+// longer stop_after: the default's (other processes' timings are not known).
+const MIN_IN_FLIGHT_MS = 8000;
 
 export interface Grant {
   region: number;
@@ -93,9 +98,15 @@ export interface RegistryOptions {
   nowMs: () => number;
 }
 
+/** The key of a grant in the store history. */
+const grantKey = (g: Grant) => `${g.lease}/${g.createRevision}`;
+
 export class EtcdRegistry {
   readonly keys: WorkerKeys;
   readonly gateway: Gateway;
+  /** What this registry has seen of etcd's store (docs/protocol.md, section 9). */
+  readonly history = new StoreHistory();
+  private maxStopAfterMs = 0;
 
   constructor(private readonly o: RegistryOptions) {
     this.keys = new WorkerKeys(o.prefix, o.cluster);
@@ -106,7 +117,20 @@ export class EtcdRegistry {
     const body: Json = { key: b64(key) };
     if (end !== undefined) body["range_end"] = b64(end);
     const doc = await this.gateway.call("/v3/kv/range", body, { timeoutMs });
+    this.observe(headerOf(doc["header"]));
     return ((doc["kvs"] as unknown[] | undefined) ?? []).map(kvOf);
+  }
+
+  // Every range and transaction is linearizable, so none may show an earlier store than one
+  // already seen: if it does, etcd lost writes.
+  private observe(header: Header): void {
+    const why = this.history.observe(header);
+    if (why !== undefined) this.history.setPending(why);
+  }
+
+  /** The longest stop_after of the leases acquired here, and at least the default's. */
+  private get inFlightMs(): number {
+    return Math.max(this.maxStopAfterMs, MIN_IN_FLIGHT_MS);
   }
 
   private async get(key: string, timeoutMs?: number): Promise<KeyValue | undefined> {
@@ -120,6 +144,7 @@ export class EtcdRegistry {
     timeoutMs?: number,
   ): Promise<TxnReply> {
     const doc = await this.gateway.call("/v3/kv/txn", txnBody(compares, success, failure), { timeoutMs });
+    this.observe(headerOf(doc["header"]));
     const responses = (doc["responses"] as Json[] | undefined) ?? [];
     return {
       succeeded: doc["succeeded"] === true,
@@ -162,33 +187,69 @@ export class EtcdRegistry {
     }
   }
 
-  private async checkStore(inFlightMs: number): Promise<number | undefined> {
+  /**
+   * Reads the namespace's store record and returns it, first writing it anew when the store
+   * is found new, lost or rolled back: then every id counts as marked at the clock's now plus
+   * `inFlightMs` (every holder under the old store stops issuing within its stop_after), or at
+   * the record's own mark if later. A loss that cannot be recorded stays pending.
+   */
+  private async checkStore(inFlightMs: number): Promise<StoreRecord> {
     const key = this.keys.store;
     for (let round = 0; round < MARK_ROUNDS; round++) {
       const kv = await this.get(key);
-      if (kv !== undefined) return decodeStore(kv.value).highWaterMs;
-      // A new namespace and one whose etcd lost everything look the same: mark every id.
-      const all = await this.range(this.keys.base, prefixEnd(this.keys.base));
-      const now = this.o.nowMs();
-      const record =
-        all.length === 0
-          ? {
-              incarnation: randomBytes(8).toString("hex"),
-              highWaterMs: now + inFlightMs,
-              reason: "no store record and no worker keys: a new namespace, or etcd lost its data",
-              writtenMs: now,
+      let why = this.history.takePending();
+      let old: StoreRecord | undefined;
+      let reason = "";
+      try {
+        if (kv !== undefined) {
+          old = decodeStore(kv.value);
+          const known = this.history.incarnation;
+          // Without news, or when the record was written anew since this process last read it
+          // (another holder recorded the same loss, or an operator declared it), it stands.
+          if (why === undefined || (known !== "" && known !== old.incarnation)) {
+            this.history.adopt(old.incarnation);
+            return old;
+          }
+        } else if (why === undefined) {
+          if (this.history.incarnation !== "") {
+            why = "the store record vanished";
+          } else {
+            // An empty namespace may be new or lost, and the two look alike; one whose worker
+            // keys predate store records gets a record without a mark of its own.
+            const all = await this.range(this.keys.base, prefixEnd(this.keys.base));
+            if (all.length === 0) {
+              why = "no store record and no worker keys: a new namespace, or etcd lost its data";
+            } else {
+              reason = "first written for worker keys that predate store records";
             }
-          : {
-              incarnation: randomBytes(8).toString("hex"),
-              reason: "first written for worker keys that predate store records",
-              writtenMs: now,
-            };
-      const reply = await this.txn(
-        [{ key, target: "MOD", revision: 0n }],
-        [{ put: { key, value: encodeStore(record) } }],
-        [],
-      );
-      if (reply.succeeded) return record.highWaterMs;
+          }
+        }
+      } catch (e) {
+        if (why !== undefined) this.history.setPending(why);
+        throw e;
+      }
+      const now = this.o.nowMs();
+      const next: StoreRecord = { incarnation: randomBytes(8).toString("hex"), reason, writtenMs: now };
+      const highWater = why !== undefined ? later(old?.highWaterMs, now + inFlightMs) : old?.highWaterMs;
+      if (highWater !== undefined) next.highWaterMs = highWater;
+      if (why !== undefined) next.reason = why;
+      let reply: TxnReply;
+      try {
+        reply = await this.txn(
+          [{ key, target: "MOD", revision: kv?.modRevision ?? 0n }],
+          [{ put: { key, value: encodeStore(next) } }],
+          [],
+        );
+      } catch (e) {
+        if (why !== undefined) this.history.setPending(why);
+        throw e;
+      }
+      if (reply.succeeded) {
+        this.history.adopt(next.incarnation);
+        return next;
+      }
+      // The record changed under us: read it again, still carrying the news.
+      if (why !== undefined) this.history.setPending(why);
     }
     throw new SnowidError("UNAVAILABLE", `the store record ${key} kept changing`, 100);
   }
@@ -208,6 +269,7 @@ export class EtcdRegistry {
     });
     const reply = await this.txn([{ key, target: "CREATE", revision: 0n }], [{ put: { key, value } }], []);
     if (!reply.succeeded) throw new SnowidError("ALREADY_EXISTS", `${key} already has a store record`);
+    this.history.adopt(decodeStore(value).incarnation);
   }
 
   private choose(
@@ -246,13 +308,11 @@ export class EtcdRegistry {
         unreadable++;
         return `its mark is unreadable: ${(e as Error).message}`;
       }
-      const from = freeFromMs(mark, this.o.quarantineMs);
-      if (from !== undefined && now < from) {
-        quarantined++;
-        nextFree = nextFree === undefined ? from : Math.min(nextFree, from);
-        return `quarantined until ${new Date(from).toISOString()}`;
-      }
-      return undefined;
+      if (eligible(false, mark, now, this.o.quarantineMs)) return undefined;
+      const from = freeFromMs(mark, this.o.quarantineMs)!;
+      quarantined++;
+      nextFree = nextFree === undefined ? from : Math.min(nextFree, from);
+      return `quarantined until ${new Date(from).toISOString()}`;
     };
     if (req.host !== undefined) {
       const slot = slots.get(req.host) ?? {};
@@ -280,11 +340,12 @@ export class EtcdRegistry {
 
   private async tryAcquire(req: AcquireRequest, lease: bigint): Promise<Grant> {
     const regionKey = this.keys.region(req.region);
-    const holderValue = encodeHolder({ ...req.holder, lease }, CLIENT);
+    const holderValue = encodeHolder({ ...req.holder, lease });
     // After a transaction whose outcome is unknown: its id, tried first again, and the mark it saw.
     let pendingHost: number | undefined;
     let pendingPrevious: number | undefined;
-    const storeHighWater = await this.checkStore(Math.max(req.stopAfterMs, 8000));
+    this.maxStopAfterMs = Math.max(this.maxStopAfterMs, req.stopAfterMs);
+    const storeHighWater = (await this.checkStore(this.inFlightMs)).highWaterMs;
     const granted = (host: number, createRevision: bigint, previous: number | undefined): Grant => ({
       region: req.region,
       host,
@@ -391,6 +452,12 @@ export class EtcdRegistry {
     const holderKey = this.keys.holder(g.region, g.host);
     const markKey = this.keys.mark(g.region, g.host);
     let mark = await this.get(markKey, left());
+    try {
+      const why = this.history.checkMark(grantKey(g), decodeMark(mark?.value).highWaterMs);
+      if (why !== undefined) this.history.setPending(why);
+    } catch {
+      // an unreadable mark: refused below
+    }
     for (let round = 0; round < MARK_ROUNDS; round++) {
       const old = decodeMark(mark?.value);
       const next: Mark = { ...old, highWaterMs: later(old.highWaterMs, highWaterMs)! };
@@ -403,7 +470,14 @@ export class EtcdRegistry {
         [{ range: holderKey }, { range: markKey }],
         left(),
       );
-      if (reply.succeeded) return;
+      if (reply.succeeded) {
+        this.history.storedMark(grantKey(g), next.highWaterMs!);
+        // This lease survived whatever the store lost (a restore from a snapshot that holds
+        // it): the holder goes on, and the record tells every acquirer to wait past what the
+        // others may have issued. A failure here is retried after the next renewal.
+        if (this.history.hasPending) await this.checkStore(this.inFlightMs).catch(() => undefined);
+        return;
+      }
       const holder = reply.ranges[0];
       if (holder === undefined || holder.createRevision !== g.createRevision) {
         throw new SnowidError("LEASE_LOST", `worker ${g.region}/${g.host} is no longer held by this lease`);
@@ -419,6 +493,7 @@ export class EtcdRegistry {
    * compare that finds one of the values we sent is our own release, not a lost lease.
    */
   async release(g: Grant, lastIssuedMs: number): Promise<void> {
+    this.history.forget(grantKey(g));
     const holderKey = this.keys.holder(g.region, g.host);
     const markKey = this.keys.mark(g.region, g.host);
     let mark = await this.get(markKey);
@@ -476,6 +551,7 @@ export class EtcdRegistry {
 
   /** Revokes the lease and nothing else, briefly and best effort. */
   async abandon(g: Grant): Promise<void> {
+    this.history.forget(grantKey(g));
     await this.revoke(g.lease, Math.min(this.o.requestTimeoutMs, ABANDON_TIMEOUT_MS)).catch(() => undefined);
   }
 
@@ -523,6 +599,7 @@ export class EtcdRegistry {
       if (recheck) {
         try {
           const doc = await this.gateway.call("/v3/kv/range", { key: b64(holderKey) });
+          this.observe(headerOf(doc["header"]));
           const kvs = ((doc["kvs"] as unknown[] | undefined) ?? []).map(kvOf);
           if (kvs.length === 0 || kvs[0]!.createRevision !== g.createRevision) return true;
           nextRevision = headerOf(doc["header"]).revision + 1n;

@@ -4,14 +4,17 @@
  * a known member of the wrong type or out of range makes the value unreadable (DATA_LOSS).
  */
 import { SnowidError } from "../errors.js";
-import { MAX_UNIX_MS } from "../layout.js";
+import { MAX_UNIX_MS, formatInstant } from "../layout.js";
+import { NumberText, parseJsonText, type JsonValue } from "./json-text.js";
 
 export interface Holder {
   host: string;
-  pid: number;
-  started: string;
+  /** Signed 64-bit. */
+  pid: bigint;
+  /** When the holding process started, Unix ms (written as RFC 3339, 1970 at the earliest). */
+  startedMs: number;
   address: string;
-  /** Lease id. */
+  /** Lease id, as the signed 64-bit integer etcd's gateway prints. */
   lease: bigint;
 }
 
@@ -29,60 +32,114 @@ export interface StoreRecord {
 }
 
 const MAX_MS = MAX_UNIX_MS - 1;
+const MAX_MS_BIG = BigInt(MAX_MS);
+const INT64_MIN = -(1n << 63n);
+const INT64_MAX = (1n << 63n) - 1n;
+const NS_PER_MS = 1_000_000n;
+
+/**
+ * An instant in ns since 1970 (as other libraries and the vectors carry them) as the ms a
+ * value records: rounded up, also before 1970, so that a later holder only waits longer.
+ */
+export function msOfNs(ns: bigint): number {
+  const q = ns / NS_PER_MS;
+  return Number(ns > q * NS_PER_MS ? q + 1n : q);
+}
 
 function dataLoss(what: string, why: string): SnowidError {
   return new SnowidError("DATA_LOSS", `unreadable ${what} value in etcd: ${why}`);
 }
 
-function object(what: string, text: string): Record<string, unknown> {
-  let doc: unknown;
+type Doc = { [key: string]: JsonValue };
+
+function object(what: string, text: string): Doc {
+  let doc: JsonValue;
   try {
-    doc = JSON.parse(text);
-  } catch {
-    throw dataLoss(what, "not JSON");
+    doc = parseJsonText(text);
+  } catch (e) {
+    throw dataLoss(what, `not JSON (${(e as Error).message})`);
   }
-  if (typeof doc !== "object" || doc === null || Array.isArray(doc))
+  if (typeof doc !== "object" || doc === null || Array.isArray(doc) || doc instanceof NumberText)
     throw dataLoss(what, "not a JSON object");
-  return doc as Record<string, unknown>;
+  return doc;
 }
 
-function ms(what: string, doc: Record<string, unknown>, name: string): number | undefined {
-  const v = doc[name];
+function member(doc: Doc, name: string): JsonValue | undefined {
+  return Object.prototype.hasOwnProperty.call(doc, name) ? doc[name] : undefined;
+}
+
+function integer(what: string, doc: Doc, name: string, lo: bigint, hi: bigint): bigint | undefined {
+  const v = member(doc, name);
   if (v === undefined || v === null) return undefined;
-  if (typeof v !== "number" || !Number.isSafeInteger(v) || v < -MAX_MS || v > MAX_MS) {
-    throw dataLoss(what, `${name} is not an integer in range`);
+  const n = v instanceof NumberText ? v.integer : undefined;
+  if (n === undefined || n < lo || n > hi) {
+    throw dataLoss(what, `${name} is not an integer from ${lo} to ${hi}`);
   }
-  return v;
+  return n;
 }
 
-function str(what: string, doc: Record<string, unknown>, name: string): string {
-  const v = doc[name];
+function ms(what: string, doc: Doc, name: string): number | undefined {
+  const n = integer(what, doc, name, -MAX_MS_BIG, MAX_MS_BIG);
+  return n === undefined ? undefined : Number(n);
+}
+
+function str(what: string, doc: Doc, name: string): string {
+  const v = member(doc, name);
   if (v === undefined || v === null) return "";
   if (typeof v !== "string") throw dataLoss(what, `${name} is not a string`);
   return v;
 }
 
-export function encodeHolder(h: Holder, client: string): string {
-  return JSON.stringify({
-    address: h.address,
-    client,
-    host: h.host,
-    lease: h.lease.toString(16),
-    pid: h.pid,
-    started: h.started,
-  });
+// RFC 3339 with a zone; the written form has exactly three fraction digits and Z.
+const INSTANT =
+  /^([0-9]{4})-([0-9]{2})-([0-9]{2})[Tt]([0-9]{2}):([0-9]{2}):([0-9]{2})(?:\.([0-9]{1,9}))?(?:([Zz])|([+-])([0-9]{2}):([0-9]{2}))$/;
+
+function instantMs(what: string, text: string): number {
+  const m = INSTANT.exec(text);
+  if (m !== null) {
+    const [y, mo, d, h, mi, sec, offH, offM] = [1, 2, 3, 4, 5, 6, 10, 11].map((k) => Number(m[k] ?? 0)) as [
+      number,
+      number,
+      number,
+      number,
+      number,
+      number,
+      number,
+      number,
+    ];
+    const t = new Date(0);
+    t.setUTCFullYear(y, mo - 1, d);
+    t.setUTCHours(h, mi, sec, Math.floor(Number(`0.${m[7] ?? "0"}`) * 1000));
+    const exact = t.getUTCFullYear() === y && t.getUTCMonth() === mo - 1 && t.getUTCDate() === d;
+    if (exact && h <= 23 && mi <= 59 && sec <= 59 && offH <= 23 && offM <= 59) {
+      return t.getTime() - (m[9] === "-" ? -1 : 1) * (offH * 60 + offM) * 60_000;
+    }
+  }
+  throw dataLoss(what, `started is not an RFC 3339 time: ${JSON.stringify(text.slice(0, 40))}`);
+}
+
+/** Compact, members sorted by name, as the C++ registry writes it. */
+export function encodeHolder(h: Holder): string {
+  const started = formatInstant(Math.max(0, Math.floor(h.startedMs)));
+  return (
+    `{"address":${JSON.stringify(h.address)},"host":${JSON.stringify(h.host)},` +
+    `"lease":"${BigInt.asUintN(64, h.lease).toString(16)}","pid":${BigInt.asIntN(64, h.pid)},` +
+    `"started":"${started}"}`
+  );
 }
 
 export function decodeHolder(text: string): Holder {
   const doc = object("holder", text);
-  const lease = str("holder", doc, "lease");
-  if (!/^[0-9a-f]{1,16}$/i.test(lease)) throw dataLoss("holder", "bad lease id");
-  const pid = doc["pid"] ?? 0;
-  if (typeof pid !== "number" || !Number.isInteger(pid)) throw dataLoss("holder", "pid is not an integer");
+  const lease = member(doc, "lease");
+  if (typeof lease !== "string" || !/^[0-9a-fA-F]{1,16}$/.test(lease))
+    throw dataLoss("holder", "the lease is not 1 to 16 hexadecimal digits");
+  const started = member(doc, "started");
+  if (started !== undefined && started !== null && typeof started !== "string")
+    throw dataLoss("holder", "started is not a string");
   return {
     host: str("holder", doc, "host"),
-    pid,
-    started: str("holder", doc, "started"),
+    pid: integer("holder", doc, "pid", INT64_MIN, INT64_MAX) ?? 0n,
+    startedMs: typeof started === "string" ? instantMs("holder", started) : 0,
     address: str("holder", doc, "address"),
     lease: BigInt.asIntN(64, BigInt(`0x${lease}`)),
   };
@@ -126,15 +183,24 @@ export function freeFromMs(m: Mark, quarantineMs: number): number | undefined {
   return releasedClean(m) ? last : last + quarantineMs;
 }
 
+/** Whether an acquirer whose wall clock reads `nowMs` may take the id (docs/protocol.md, section 8). */
+export function eligible(held: boolean, m: Mark, nowMs: number, quarantineMs: number): boolean {
+  if (held) return false;
+  const from = freeFromMs(m, quarantineMs);
+  return from === undefined || nowMs >= from;
+}
+
 export function later(a: number | undefined, b: number | undefined): number | undefined {
   if (a === undefined) return b;
   if (b === undefined) return a;
   return Math.max(a, b);
 }
 
+/** Compact, members sorted by name, as the C++ registry writes it. */
 export function encodeStore(s: StoreRecord): string {
-  const doc: Record<string, unknown> = { incarnation: s.incarnation };
+  const doc: Record<string, unknown> = {};
   if (s.highWaterMs !== undefined) doc["high_water_ms"] = Math.ceil(s.highWaterMs);
+  doc["incarnation"] = s.incarnation;
   doc["reason"] = s.reason;
   doc["written_ms"] = Math.ceil(s.writtenMs);
   return JSON.stringify(doc);
@@ -142,8 +208,9 @@ export function encodeStore(s: StoreRecord): string {
 
 export function decodeStore(text: string): StoreRecord {
   const doc = object("store", text);
-  const incarnation = str("store", doc, "incarnation");
-  if (!/^[0-9a-fA-F]{16}$/.test(incarnation)) throw dataLoss("store", "bad incarnation");
+  const incarnation = member(doc, "incarnation");
+  if (typeof incarnation !== "string" || !/^[0-9a-fA-F]{16}$/.test(incarnation))
+    throw dataLoss("store", "the incarnation is not 16 hexadecimal digits");
   const r: StoreRecord = {
     incarnation,
     reason: str("store", doc, "reason"),
