@@ -49,6 +49,12 @@ constexpr auto kAbandonTimeout = std::chrono::milliseconds(500);
 // wait_lost() pauses this long after a whole round of members failed to keep
 // a watch, so that a cluster that is down is not hammered.
 constexpr auto kBrokenRoundPause = std::chrono::milliseconds(100);
+// wait_lost() reads the holder key itself when a watch has been quiet this
+// long. A member can accept a watch while it still believes in a leader it
+// has lost (just resumed from a pause, say) and then never deliver the
+// events the new leader commits; the read goes through every member and
+// bounds how long such a stream can hide a fence.
+constexpr auto kQuietWatchRecheck = std::chrono::seconds(5);
 
 std::string worker_text(WorkerId w) {
   return std::to_string(w.region) + "/" + std::to_string(w.host);
@@ -683,6 +689,7 @@ Result<bool> EtcdRegistry::wait_lost_impl(const LeaseGrant& grant, Duration time
     if (now >= deadline) return false;
     bool lost = false;
     bool recheck = false;  // the watch cannot replay history: read the key instead
+    bool quiet = false;    // the watch sent nothing for kQuietWatchRecheck
     bool reauth = false;
     bool watching = false;   // the member accepted the watch
     bool delivered = false;  // and sent events: it follows the leader
@@ -717,14 +724,20 @@ Result<bool> EtcdRegistry::wait_lost_impl(const LeaseGrant& grant, Duration time
       }
       return true;
     };
+    const Duration left = deadline - now;
+    const bool bounded = left > kQuietWatchRecheck;
     const GatewayClient::StreamResult r =
         client_.stream(endpoint, "/v3/watch", watch_create_body(holder_key, next_revision),
-                       deadline - now, on_line, &waiter.woken);
+                       bounded ? Duration(kQuietWatchRecheck) : left, on_line, &waiter.woken);
     if (delivered) client_.prefer(endpoint);
     if (lost) return true;
-    if (r.end == GatewayClient::StreamEnd::kTimedOut ||
-        r.end == GatewayClient::StreamEnd::kCanceled || waiter.woken.load()) {
-      return false;
+    if (r.end == GatewayClient::StreamEnd::kCanceled || waiter.woken.load()) return false;
+    if (r.end == GatewayClient::StreamEnd::kTimedOut) {
+      if (!bounded) return false;
+      // Quiet for kQuietWatchRecheck: read the key, then watch again on the
+      // next member (this one may be the stale one).
+      recheck = true;
+      quiet = true;
     }
     // Only a watch that was running counts as progress: one refused at once
     // every time must not spin without a pause.
@@ -743,6 +756,7 @@ Result<bool> EtcdRegistry::wait_lost_impl(const LeaseGrant& grant, Duration time
           return true;
         }
         next_revision = now_holder->header.revision + 1;
+        if (quiet) endpoint = (endpoint + 1) % client_.endpoint_count();
         continue;
       }
     }
