@@ -132,7 +132,9 @@ class Driver {
     if (this.gen !== undefined) return refusal("FAILED_PRECONDITION", "already started", false);
     const onEvent = (ev) => {
       if (ev.type === "acquired") this.acquisitions++;
-      process.stderr.write(`event: ${ev.type} ${ev.region}/${ev.host}${ev.error ? ` (${ev.error.message})` : ""}\n`);
+      process.stderr.write(
+        `event: ${ev.type} ${ev.region}/${ev.host}${ev.error ? ` (${ev.error.message})` : ""}\n`,
+      );
     };
     const { o, ignored } = options(req, this.clock, onEvent);
     this.clock.offsetMs = integer(req, "clock_offset_ms", 0);
