@@ -56,7 +56,12 @@ const refusal = (code, message, retryable) => ({ ok: false, code, retryable, mes
 const bad = (message) => refusal("INVALID_ARGUMENT", message, false);
 
 function errorReply(e) {
-  if (e instanceof SnowidError) return refusal(e.code, e.message, e.retryable);
+  if (e instanceof SnowidError) {
+    // The library's message starts with its code, which the reply carries on its own.
+    const prefix = `${e.code}: `;
+    const message = e.message.startsWith(prefix) ? e.message.slice(prefix.length) : e.message;
+    return refusal(e.code, message, e.retryable);
+  }
   throw e;
 }
 
