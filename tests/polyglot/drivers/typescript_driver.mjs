@@ -226,6 +226,8 @@ for await (const line of lines) {
     break;
   }
 }
+// The harness keeps stdin open after `close`: without this, the open pipe keeps Node running.
+process.stdin.destroy();
 if (!closing && driver.gen !== undefined && !driver.closed) {
   await driver.close();
 }
