@@ -153,13 +153,16 @@ def issue_until(driver, stop, count=1000, pause=0.0):
     return refusals
 
 
-def in_threads(fns):
-    """Runs each callable on a thread of its own; re-raises the first exception."""
+def in_threads(fns, at_once=None):
+    """Runs each callable on a thread of its own, at most `at_once` of them at a time (all, if
+    None); re-raises the first exception."""
     errors = []
+    slots = threading.BoundedSemaphore(at_once or max(1, len(fns)))
 
     def run(fn):
         try:
-            fn()
+            with slots:
+                fn()
         except Exception as e:  # reported on the caller's thread
             errors.append(e)
 
