@@ -144,8 +144,11 @@ class Driver:
         return reply
 
     def close(self, timeout=30.0):
+        """Sends `close`; the driver must then exit (README.md), or the scenario stops: a
+        driver that lingers would shift every timing measured after it."""
         reply = self.request({"op": "close"}, timeout=timeout)
-        self.wait(10.0)
+        if self.wait(10.0) is None:
+            raise DriverError(f"{self.name}: still running 10 s after its reply to close")
         return reply
 
     def signal(self, sig):

@@ -90,24 +90,39 @@ class Testbed:
 
     def start(self, kind, region, host=None, **kw):
         """A new driver of `kind` holding an id; fails the scenario if it cannot start."""
-        d = self.driver(kind)
-        reply = d.start(**self.start_request(region, host, **kw))
-        if not reply["ok"]:
-            raise ScenarioError(f"{d.name} did not start: {reply}")
-        return d
+        return self._start(kind, region, host, False, 30.0, kw)[0]
 
     def start_when_free(self, kind, region, host, seconds=30.0, **kw):
         """Starts a driver pinned to `host`, again and again while the id is held or
         quarantined (RESOURCE_EXHAUSTED). Returns the driver and the seconds it took."""
+        return self._start(kind, region, host, True, seconds, kw)
+
+    def _start(self, kind, region, host, wait_for_free, seconds, kw):
+        """Starts drivers of `kind` until one holds an id. A retryable refusal (etcd did not
+        answer in time, on a loaded machine) is retried and printed; after one, a pinned id
+        may be held for a TTL by the lease of the attempt whose reply was lost, so
+        RESOURCE_EXHAUSTED is waited out too."""
         began = time.monotonic()
+        retried = []
         while True:
             d = self.driver(kind)
             reply = d.start(**self.start_request(region, host, **kw))
             if reply["ok"]:
+                if retried:
+                    self.report.measured(
+                        f"{d.name} started after {len(retried)} retryable refusals of start "
+                        f"{sorted(set(retried))}"
+                    )
                 return d, time.monotonic() - began
             d.end()
-            if reply["code"] != "RESOURCE_EXHAUSTED" or time.monotonic() - began > seconds:
+            code = reply["code"]
+            again = reply.get("retryable") is True or (
+                code == "RESOURCE_EXHAUSTED" and (wait_for_free or retried)
+            )
+            if not again or time.monotonic() - began > seconds:
                 raise ScenarioError(f"{d.name} could not take {region}/{host}: {reply}")
+            if reply.get("retryable") is True:
+                retried.append(code)
             time.sleep(0.05)
 
     def tool(self, *args, check=False):
@@ -138,13 +153,16 @@ def issue_until(driver, stop, count=1000, pause=0.0):
     return refusals
 
 
-def in_threads(fns):
-    """Runs each callable on a thread of its own; re-raises the first exception."""
+def in_threads(fns, at_once=None):
+    """Runs each callable on a thread of its own, at most `at_once` of them at a time (all, if
+    None); re-raises the first exception."""
     errors = []
+    slots = threading.BoundedSemaphore(at_once or max(1, len(fns)))
 
     def run(fn):
         try:
-            fn()
+            with slots:
+                fn()
         except Exception as e:  # reported on the caller's thread
             errors.append(e)
 

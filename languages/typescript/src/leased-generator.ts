@@ -208,6 +208,11 @@ export class LeasedGenerator {
     return k !== undefined && !k.done && this.o.clock.monoMs() < k.guard.deadline;
   }
 
+  /** False for good once the clock moved back beyond maxBackwardMs (the worker id is given back). */
+  get healthy(): boolean {
+    return this.unhealthy === undefined;
+  }
+
   nextId(): bigint {
     return this.current().nextId();
   }

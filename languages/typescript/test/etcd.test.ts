@@ -3,11 +3,12 @@ import { after, before, test } from "node:test";
 import * as assert from "node:assert/strict";
 import { execFile, spawn } from "node:child_process";
 import { once } from "node:events";
+import { performance } from "node:perf_hooks";
 import { createInterface } from "node:readline";
 import * as path from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
-import { LeasedGenerator, SNOWID, SnowidError, type LeaseEvent } from "../src/index.js";
+import { LeasedGenerator, SNOWID, SnowidError, type Clock, type LeaseEvent } from "../src/index.js";
 import { EtcdServer } from "./etcd-server.js";
 
 const run = promisify(execFile);
@@ -132,6 +133,46 @@ test("a pinned host still held by another holder is RESOURCE_EXHAUSTED (not retr
     (e: SnowidError) => e.code === "RESOURCE_EXHAUSTED" && !e.retryable,
   );
   assert.ok(a.nextId() > 0n);
+});
+
+test("a clock step back beyond maxBackwardMs: CLOCK_MOVED_BACK, then UNHEALTHY and healthy false; the id is given back", async () => {
+  const cluster = await namespace();
+  let offsetMs = 0;
+  const clock: Clock = {
+    nowMs: () => Date.now() + offsetMs,
+    monoMs: () => performance.now(),
+    sleep: async (ms) => {
+      await sleep(ms);
+    },
+  };
+  const gen = await LeasedGenerator.create({
+    etcd: { endpoints: [etcd.url], cluster },
+    ...FAST,
+    clock,
+    host: 6,
+  });
+  const before = await gen.nextIdAsync();
+  assert.ok(gen.healthy);
+  offsetMs = -500;
+  assert.throws(
+    () => gen.nextId(),
+    (e: SnowidError) => e.code === "CLOCK_MOVED_BACK" && !e.retryable,
+  );
+  assert.throws(
+    () => gen.nextId(),
+    (e: SnowidError) => e.code === "UNHEALTHY" && !e.retryable,
+  );
+  assert.equal(gen.healthy, false);
+  const t0 = Date.now();
+  while ((await etcd.get(`/snowid/${cluster}/workers/0/6/holder`)) !== undefined) {
+    assert.ok(Date.now() - t0 < 5000, "the holder key is deleted");
+    await sleep(20);
+  }
+  const m = await mark(cluster, 6);
+  assert.ok(m["released_at_ms"] !== undefined, "the release is recorded");
+  assert.ok(m["high_water_ms"]! >= SNOWID.decode(before).unixMs, "the mark covers the last id");
+  await gen.close();
+  assert.equal(gen.healthy, false);
 });
 
 interface Child {
