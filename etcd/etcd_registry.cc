@@ -49,11 +49,12 @@ constexpr auto kAbandonTimeout = std::chrono::milliseconds(500);
 // wait_lost() pauses this long after a whole round of members failed to keep
 // a watch, so that a cluster that is down is not hammered.
 constexpr auto kBrokenRoundPause = std::chrono::milliseconds(100);
-// wait_lost() reads the holder key itself when a watch has been quiet this
-// long. A member can accept a watch while it still believes in a leader it
-// has lost (just resumed from a pause, say) and then never deliver the
-// events the new leader commits; the read goes through every member and
-// bounds how long such a stream can hide a fence.
+// wait_lost() ends each watch after this long without a loss and reads the
+// holder key itself (the gateway's watch has no idle timer, so the bound is
+// on the whole stream, events or none). A member can accept a watch while it
+// still believes in a leader it has lost (just resumed from a pause, say) and
+// then never deliver the events the new leader commits; the read goes
+// through every member and bounds how long such a stream can hide a fence.
 constexpr auto kQuietWatchRecheck = std::chrono::seconds(5);
 
 std::string worker_text(WorkerId w) {
@@ -689,7 +690,7 @@ Result<bool> EtcdRegistry::wait_lost_impl(const LeaseGrant& grant, Duration time
     if (now >= deadline) return false;
     bool lost = false;
     bool recheck = false;  // the watch cannot replay history: read the key instead
-    bool quiet = false;    // the watch sent nothing for kQuietWatchRecheck
+    bool quiet = false;    // the watch ran kQuietWatchRecheck without a loss
     bool reauth = false;
     bool watching = false;   // the member accepted the watch
     bool delivered = false;  // and sent events: it follows the leader
@@ -734,8 +735,8 @@ Result<bool> EtcdRegistry::wait_lost_impl(const LeaseGrant& grant, Duration time
     if (r.end == GatewayClient::StreamEnd::kCanceled || waiter.woken.load()) return false;
     if (r.end == GatewayClient::StreamEnd::kTimedOut) {
       if (!bounded) return false;
-      // Quiet for kQuietWatchRecheck: read the key, then watch again on the
-      // next member (this one may be the stale one).
+      // kQuietWatchRecheck without a loss: read the key, then watch again on
+      // the next member (this one may be the stale one).
       recheck = true;
       quiet = true;
     }
