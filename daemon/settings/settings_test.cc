@@ -559,14 +559,14 @@ TEST(SettingsTable, NamesFlagsAndVariablesAreDerivedAndUnique) {
 TEST(SettingsTable, OnlyLogLevelAndMaxBatchChangeAtRunTime) {
   std::set<std::string_view> runtime;
   for (const SettingInfo& info : settings_table()) {
-    if (info.runtime) runtime.insert(info.name);
+    if (info.runtime()) runtime.insert(info.name);
   }
   EXPECT_EQ(runtime, (std::set<std::string_view>{"log_level", "max_batch"}));
 }
 
 TEST(SettingsTable, EveryDefaultIsAcceptedByItsOwnSetting) {
   for (const SettingInfo& info : settings_table()) {
-    if (info.computed_default) continue;
+    if (info.computed_default()) continue;
     std::string arg = std::string(info.flag) + "=" + std::string(info.default_text);
     Result<Settings> r = load({arg.c_str()});
     EXPECT_TRUE(r.is_ok()) << arg << ": " << r.status().message();
