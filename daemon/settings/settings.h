@@ -1,9 +1,13 @@
 // snowidd's settings: one table, one resolved struct (issue 4, "One daemon").
 //
-// Every setting is an entry of settings_table(): its TOML key, its flag, its
-// SNOWID_* variable, its type and bounds, its default and whether the daemon
-// may change it while running. load_settings() resolves them; nothing else in
-// the daemon reads flags, the environment or the configuration file.
+// Every setting is one row of settings_table() (settings_table.cc): its TOML
+// key, its flag, its SNOWID_* variable, its type and bounds, its default, its
+// field of Settings and, if the daemon may change it while running, the hook
+// that applies a reloaded value. load_settings() resolves them; nothing else
+// in the daemon reads flags, the environment or the configuration file.
+// Adding a setting: a field here, a row in settings_table.cc; a runtime one
+// also an apply hook there and, if it reaches something new in the daemon, a
+// member of RuntimeTargets that main.cc fills in.
 //
 // Precedence, highest first:
 //   1. flags             (--region 2, --region=2)

@@ -87,7 +87,8 @@ void apply_log_level(const Settings& s, const RuntimeTargets& t) { t.set_log_lev
 constexpr SettingInfo kSettings[] = {
     {.name = "socket", .flag = "--socket", .env = "SNOWID_SOCKET",
      .type = kString, .check = not_empty,
-     .default_text = "$XDG_RUNTIME_DIR/snowid/snowidd.sock, else /run/snowid/snowidd.sock as root, else "
+     .default_text = "$XDG_RUNTIME_DIR/snowid/snowidd.sock, else /run/snowid/snowidd.sock as root, "
+                     "else "
                      "/tmp/snowid-<uid>/snowidd.sock",
      .compute_default = default_socket,
      .field = field_of<&Settings::socket>,
@@ -133,7 +134,8 @@ constexpr SettingInfo kSettings[] = {
          "the layout's host field; a pinned id that another holder has fails the start."},
     {.name = "state_dir", .flag = "--state-dir", .env = "SNOWID_STATE_DIR",
      .type = kString, .check = not_empty,
-     .default_text = "$XDG_STATE_HOME/snowid, else $HOME/.local/state/snowid, else /var/lib/snowid as root",
+     .default_text = "$XDG_STATE_HOME/snowid, else $HOME/.local/state/snowid, else /var/lib/snowid "
+                     "as root",
      .compute_default = default_state_dir,
      .field = field_of<&Settings::state_dir>,
      .description = "Directory for time fences and the file registry."},
@@ -321,8 +323,8 @@ constexpr SettingInfo kSettings[] = {
      .default_text = "1000",
      .field = field_of<&Settings::max_sequences>,
      .description =
-         "Most sequences served at once, each with a buffer and a fetcher thread. A request for one "
-         "more is refused with RESOURCE_EXHAUSTED (HTTP 503, not retryable)."},
+         "Most sequences served at once, each with a buffer and a fetcher thread. A request for "
+         "one more is refused with RESOURCE_EXHAUSTED (HTTP 503, not retryable)."},
 };
 // clang-format on
 
