@@ -111,70 +111,6 @@ std::string usage() {
   return out;
 }
 
-// Names of the settings that are not runtime and differ between `a` and `b`.
-std::string fixed_differences(const Settings& a, const Settings& b) {
-  struct Same {
-    std::string_view name;
-    bool (*same)(const Settings&, const Settings&);
-  };
-#define SNOWID_SAME(field)                                                          \
-  Same {                                                                            \
-#field, [](const Settings& x, const Settings& y) { return x.field == y.field; } \
-  }
-  static const Same kSame[] = {
-      SNOWID_SAME(socket),
-      SNOWID_SAME(http),
-      SNOWID_SAME(tcp),
-      SNOWID_SAME(etcd),
-      SNOWID_SAME(registry),
-      SNOWID_SAME(region),
-      SNOWID_SAME(host),
-      SNOWID_SAME(state_dir),
-      SNOWID_SAME(socket_mode),
-      SNOWID_SAME(threads),
-      SNOWID_SAME(log_json),
-      SNOWID_SAME(http_token),
-      SNOWID_SAME(first_request_timeout),
-      SNOWID_SAME(lease_ttl),
-      SNOWID_SAME(lease_renew),
-      SNOWID_SAME(lease_stop),
-      SNOWID_SAME(quarantine),
-      SNOWID_SAME(max_clock_skew),
-      SNOWID_SAME(max_backward),
-      SNOWID_SAME(etcd_prefix),
-      SNOWID_SAME(etcd_cluster),
-      SNOWID_SAME(etcd_ca),
-      SNOWID_SAME(etcd_cert),
-      SNOWID_SAME(etcd_key),
-      SNOWID_SAME(etcd_user),
-      SNOWID_SAME(etcd_password),
-      SNOWID_SAME(layout),
-      SNOWID_SAME(sequences),
-      SNOWID_SAME(sequence_refill),
-      SNOWID_SAME(sequence_wait_timeout),
-      SNOWID_SAME(sequence_step),
-      SNOWID_SAME(sequence_adaptive),
-      SNOWID_SAME(sequence_min_step),
-      SNOWID_SAME(sequence_max_step),
-      SNOWID_SAME(sequence_range_life),
-      SNOWID_SAME(sequence_store_timeout),
-      SNOWID_SAME(max_range),
-      SNOWID_SAME(sequence_threads),
-      SNOWID_SAME(max_sequences),
-  };
-#undef SNOWID_SAME
-  std::string out;
-  for (const SettingInfo& info : settings_table()) {
-    if (info.runtime) continue;
-    for (const Same& s : kSame) {
-      if (s.name == info.name && !s.same(a, b)) {
-        out += (out.empty() ? "" : ",") + std::string(info.name);
-      }
-    }
-  }
-  return out;
-}
-
 // Everything the running daemon needs after start.
 struct Running {
   Settings& settings;
@@ -192,17 +128,11 @@ void reload(Running& r) {
                 {{"code", code_name(fresh.status().code())}, {"error", fresh.status().message()}});
     return;
   }
-  std::string changed;
-  if (fresh->log_level != r.settings.log_level) {
-    r.settings.log_level = fresh->log_level;
-    r.log.set_level(fresh->log_level);
-    changed += "log_level";
-  }
-  if (fresh->max_batch != r.settings.max_batch) {
-    r.settings.max_batch = fresh->max_batch;
-    r.service.set_max_batch(fresh->max_batch);
-    changed += changed.empty() ? "max_batch" : ",max_batch";
-  }
+  const RuntimeTargets targets{
+      .set_log_level = [&r](LogLevel level) { r.log.set_level(level); },
+      .set_max_batch = [&r](std::uint32_t n) { r.service.set_max_batch(n); },
+  };
+  const std::string changed = apply_runtime(r.settings, fresh.value(), targets);
   r.log.info("reloaded", {{"changed", changed},
                           {"log_level", log_level_name(r.settings.log_level)},
                           {"max_batch", r.settings.max_batch}});

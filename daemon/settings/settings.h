@@ -1,9 +1,13 @@
 // snowidd's settings: one table, one resolved struct (issue 4, "One daemon").
 //
-// Every setting is an entry of settings_table(): its TOML key, its flag, its
-// SNOWID_* variable, its type and bounds, its default and whether the daemon
-// may change it while running. load_settings() resolves them; nothing else in
-// the daemon reads flags, the environment or the configuration file.
+// Every setting is one row of settings_table() (settings_table.cc): its TOML
+// key, its flag, its SNOWID_* variable, its type and bounds, its default, its
+// field of Settings and, if the daemon may change it while running, the hook
+// that applies a reloaded value. load_settings() resolves them; nothing else
+// in the daemon reads flags, the environment or the configuration file.
+// Adding a setting: a field here, a row in settings_table.cc; a runtime one
+// also an apply hook there and, if it reaches something new in the daemon, a
+// member of RuntimeTargets that main.cc fills in.
 //
 // Precedence, highest first:
 //   1. flags             (--region 2, --region=2)
@@ -30,6 +34,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <span>
@@ -140,24 +145,61 @@ enum class SettingType : std::uint8_t {
 };
 std::string_view setting_type_name(SettingType type) noexcept;
 
-struct SettingInfo {
-  std::string_view name;  // TOML key
-  std::string_view flag;  // "--name" with '-' for '_'
-  std::string_view env;   // "SNOWID_NAME"
-  SettingType type;
-  std::int64_t min = 0;  // kInteger, kMode: the value; kDuration: milliseconds
-  std::int64_t max = 0;
-  std::span<const std::string_view> choices;  // kEnum only
-  // The default in the syntax the setting accepts; for a computed default
-  // (socket, state_dir, quarantine, sequences) a description of the rule.
-  std::string_view default_text;
-  bool computed_default = false;
-  bool runtime = false;  // may change while the daemon runs
-  bool secret = false;   // never echoed in messages
-  std::string_view description;
+// One parsed value before it is stored in its field (setting_values.h).
+struct SettingValue;
+
+// How a setting reaches its field of Settings: store a parsed value, compare
+// two Settings, copy the field from one to the other. Made by field_of<>
+// (setting_values.h) from the field alone.
+struct SettingField {
+  void (*store)(Settings&, SettingValue&&) = nullptr;
+  bool (*same)(const Settings&, const Settings&) = nullptr;
+  void (*copy)(Settings& to, const Settings& from) = nullptr;
 };
 
-// The table, in the order describe_settings() shows it.
+// What the runtime settings change in the running daemon. Each runtime
+// setting's apply hook calls one of these; the daemon fills them in.
+struct RuntimeTargets {
+  std::function<void(LogLevel)> set_log_level;
+  std::function<void(std::uint32_t)> set_max_batch;
+};
+
+// One setting, declared once in settings_table.cc.
+struct SettingInfo {
+  std::string_view name = {};  // TOML key
+  std::string_view flag = {};  // "--name" with '-' for '_'
+  std::string_view env = {};   // "SNOWID_NAME"
+  SettingType type = SettingType::kString;
+  std::int64_t min = 0;  // kInteger, kMode: the value; kDuration: milliseconds
+  std::int64_t max = 0;
+  std::span<const std::string_view> choices = {};  // kEnum only
+  // kInteger: a word accepted besides min..max that leaves the field unset
+  // ("any" for host), so that a higher level can undo a lower one's value.
+  std::string_view unset_word = {};
+  // kString: the problem with `text` ("must not be empty"), or empty if none.
+  std::string_view (*check)(std::string_view text) = nullptr;
+  bool secret = false;  // never echoed in messages
+  // An empty variable is a value (refused by the parser), not "unset": for
+  // the registry's settings, where "unset" would quietly mean the file.
+  bool empty_env_is_value = false;
+  std::string_view env_alias = {};  // a second variable, read when `env` is unset
+  // The default in the syntax the setting accepts; for a computed default a
+  // description of the rule.
+  std::string_view default_text = {};
+  // Computes the default from the environment and the settings stored so
+  // far (the table is walked in order); null: default_text is the default.
+  Status (*compute_default)(Settings&, const host::Environment&) = nullptr;
+  SettingField field = {};
+  // Applies the setting's value to the running daemon; null: fixed at start.
+  void (*apply)(const Settings&, const RuntimeTargets&) = nullptr;
+  std::string_view description = {};
+
+  // May change while the daemon runs (SIGHUP).
+  constexpr bool runtime() const noexcept { return apply != nullptr; }
+  constexpr bool computed_default() const noexcept { return compute_default != nullptr; }
+};
+
+// The list, in the order describe_settings() shows it.
 std::span<const SettingInfo> settings_table() noexcept;
 
 // Resolves the settings from flags (argv[1..argc-1]), the environment, the
@@ -172,5 +214,14 @@ std::string describe_settings();
 
 // "250ms", "10s", "2m", "1h": the largest unit that is exact.
 std::string format_duration(Duration d);
+
+// Reload: stores in `running` the runtime settings whose value in `fresh`
+// differs, calls their apply hooks and returns their names, comma-separated
+// in name order.
+std::string apply_runtime(Settings& running, const Settings& fresh, const RuntimeTargets& targets);
+
+// Names of the settings that are fixed at start and differ between `a` and
+// `b`, comma-separated, in table order.
+std::string fixed_differences(const Settings& a, const Settings& b);
 
 }  // namespace snowid::daemon

@@ -2,10 +2,13 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <initializer_list>
 #include <set>
 #include <string>
 #include <vector>
+
+#include "setting_values.h"
 
 namespace snowid::daemon {
 namespace {
@@ -559,14 +562,14 @@ TEST(SettingsTable, NamesFlagsAndVariablesAreDerivedAndUnique) {
 TEST(SettingsTable, OnlyLogLevelAndMaxBatchChangeAtRunTime) {
   std::set<std::string_view> runtime;
   for (const SettingInfo& info : settings_table()) {
-    if (info.runtime) runtime.insert(info.name);
+    if (info.runtime()) runtime.insert(info.name);
   }
   EXPECT_EQ(runtime, (std::set<std::string_view>{"log_level", "max_batch"}));
 }
 
 TEST(SettingsTable, EveryDefaultIsAcceptedByItsOwnSetting) {
   for (const SettingInfo& info : settings_table()) {
-    if (info.computed_default) continue;
+    if (info.computed_default()) continue;
     std::string arg = std::string(info.flag) + "=" + std::string(info.default_text);
     Result<Settings> r = load({arg.c_str()});
     EXPECT_TRUE(r.is_ok()) << arg << ": " << r.status().message();
@@ -585,6 +588,133 @@ TEST(SettingsTable, DescribeListsEveryEntry) {
   EXPECT_NE(text.find("integer 1..100000; default: 10000; runtime"), std::string::npos);
   EXPECT_NE(text.find("mode 00..0777; default: 0660; fixed"), std::string::npos);
   EXPECT_NE(text.find("duration 2s..1h; default: 10s; fixed"), std::string::npos);
+}
+
+// Values to try for a setting, of which at least one parses and differs from
+// the default: the bounds, the choices, a second form.
+std::vector<std::string> other_values(const SettingInfo& info) {
+  switch (info.type) {
+    case SettingType::kString:
+      return {"other", "sqlite:/other.db"};
+    case SettingType::kInteger:
+      return {std::to_string(info.max), std::to_string(info.min)};
+    case SettingType::kDuration:
+      return {std::to_string(info.max), std::to_string(info.min)};
+    case SettingType::kMode: {
+      char buf[32];
+      std::snprintf(buf, sizeof buf, "0%llo", static_cast<unsigned long long>(info.max));
+      return {buf};
+    }
+    case SettingType::kEnum:
+      return {info.choices.begin(), info.choices.end()};
+    case SettingType::kBool:
+      return {"true", "false"};
+    case SettingType::kAddress:
+      return {"127.0.0.1:1", "off"};
+    case SettingType::kEndpoints:
+      return {"http://other:1", "off"};
+  }
+  return {};
+}
+
+TEST(SettingsList, EveryRowIsCompleteAndConsistent) {
+  std::set<std::string_view> names, flags, envs;
+  for (const SettingInfo& info : settings_table()) {
+    SCOPED_TRACE(std::string(info.name));
+    EXPECT_FALSE(info.name.empty());
+    EXPECT_TRUE(names.insert(info.name).second);
+    EXPECT_TRUE(flags.insert(info.flag).second);
+    EXPECT_TRUE(envs.insert(info.env).second);
+    EXPECT_FALSE(info.default_text.empty() && info.type != SettingType::kString);
+    EXPECT_FALSE(info.description.empty());
+    EXPECT_NE(info.field.store, nullptr);
+    EXPECT_NE(info.field.same, nullptr);
+    EXPECT_NE(info.field.copy, nullptr);
+    EXPECT_EQ(!info.choices.empty(), info.type == SettingType::kEnum);
+    if (!info.unset_word.empty()) {
+      EXPECT_EQ(info.type, SettingType::kInteger);
+    }
+    if (info.check != nullptr) {
+      EXPECT_EQ(info.type, SettingType::kString);
+    }
+    const bool bounded = info.type == SettingType::kInteger ||
+                         info.type == SettingType::kDuration || info.type == SettingType::kMode;
+    if (bounded) {
+      EXPECT_LT(info.min, info.max);
+    } else {
+      EXPECT_EQ(info.min, 0);
+      EXPECT_EQ(info.max, 0);
+    }
+    // A fixed default passes its own type, bounds and check; a computed one
+    // is a description of its rule.
+    if (!info.computed_default()) {
+      Result<SettingValue> v = parse_value(info, info.default_text);
+      EXPECT_TRUE(v.is_ok()) << v.status().message();
+    }
+  }
+}
+
+// Each row is wired to its own field: storing another value in it changes
+// that setting alone, reload applies it if it is a runtime setting, and the
+// check for changed fixed settings names it otherwise.
+TEST(SettingsList, EachRowOwnsItsFieldForReloadAndTheFixedCheck) {
+  const Result<Settings> loaded = load({});
+  ASSERT_TRUE(loaded.is_ok()) << loaded.status().message();
+  const Settings& base = loaded.value();
+  for (const SettingInfo& info : settings_table()) {
+    SCOPED_TRACE(std::string(info.name));
+    Settings other = base;
+    for (const std::string& text : other_values(info)) {
+      Result<SettingValue> v = parse_value(info, text);
+      if (!v.is_ok()) continue;
+      info.field.store(other, std::move(v).value());
+      if (!info.field.same(base, other)) break;
+    }
+    ASSERT_FALSE(info.field.same(base, other)) << "no other value found";
+    for (const SettingInfo& rest : settings_table()) {
+      if (&rest != &info) {
+        EXPECT_TRUE(rest.field.same(base, other)) << rest.name;
+      }
+    }
+    std::vector<std::string_view> applied;
+    const RuntimeTargets targets{
+        .set_log_level = [&](LogLevel) { applied.push_back("log_level"); },
+        .set_max_batch = [&](std::uint32_t) { applied.push_back("max_batch"); },
+    };
+    Settings running = base;
+    if (info.runtime()) {
+      EXPECT_EQ(fixed_differences(base, other), "");
+      EXPECT_EQ(apply_runtime(running, other, targets), info.name);
+      EXPECT_EQ(applied, std::vector<std::string_view>{info.name});
+      EXPECT_TRUE(info.field.same(running, other));
+    } else {
+      EXPECT_EQ(fixed_differences(base, other), info.name);
+      EXPECT_EQ(apply_runtime(running, other, targets), "");
+      EXPECT_TRUE(applied.empty());
+      EXPECT_TRUE(info.field.same(running, base));
+    }
+  }
+}
+
+TEST(SettingsList, ReloadAppliesEveryChangedRuntimeSettingOnce) {
+  const Result<Settings> first = load({});
+  const Result<Settings> fresh = load({"--log-level=debug", "--max-batch=5", "--threads=3"});
+  ASSERT_TRUE(first.is_ok() && fresh.is_ok());
+  Settings running = first.value();
+  std::vector<LogLevel> levels;
+  std::vector<std::uint32_t> batches;
+  const RuntimeTargets targets{
+      .set_log_level = [&](LogLevel l) { levels.push_back(l); },
+      .set_max_batch = [&](std::uint32_t n) { batches.push_back(n); },
+  };
+  EXPECT_EQ(apply_runtime(running, fresh.value(), targets), "log_level,max_batch");
+  EXPECT_EQ(levels, std::vector<LogLevel>{LogLevel::kDebug});
+  EXPECT_EQ(batches, std::vector<std::uint32_t>{5});
+  EXPECT_EQ(running.max_batch, 5u);
+  EXPECT_EQ(running.threads, 2u);  // fixed: kept, and reported
+  EXPECT_EQ(fixed_differences(running, fresh.value()), "threads");
+  EXPECT_EQ(apply_runtime(running, fresh.value(), targets), "");
+  EXPECT_EQ(levels.size(), 1u);
 }
 
 TEST(Settings, FormatDuration) {

@@ -1,0 +1,68 @@
+// Setting values as text: parsing against a setting's type and bounds,
+// formatting for messages and help, and storing into a field of Settings.
+// Private to the settings library.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include "settings.h"
+#include "snowid/status.h"
+#include "snowid/time.h"
+
+namespace snowid::daemon {
+
+// LogLevel's names, in its order.
+inline constexpr std::array<std::string_view, 4> kLogLevelNames = {"debug", "info", "warn",
+                                                                   "error"};
+
+struct SettingValue : std::variant<std::string, std::int64_t, Duration, std::optional<Address>,
+                                   bool, std::vector<std::string>> {
+  using variant::variant;
+};
+
+// The setting whose `member` (&SettingInfo::name, ::flag or ::env) is
+// `key`, or null.
+const SettingInfo* find_setting(std::string_view SettingInfo::*member, std::string_view key);
+
+// kInvalidArgument with `message`.
+Status invalid(std::string message);
+
+// Parses `text` for `info`'s type, bounds and check; the error names the
+// setting (without the source).
+Result<SettingValue> parse_value(const SettingInfo& info, std::string_view text);
+
+// "1..64", "100ms..1h", "00..0777", "debug|info|warn|error"; empty for types
+// without bounds.
+std::string format_bounds(const SettingInfo& info);
+
+std::optional<std::int64_t> parse_int(std::string_view text, int base = 10);
+
+// Stores a value parsed for the field's type. An integer field takes an
+// integer value; an optional host takes -1 (the unset word) as nullopt; a
+// log level takes its name.
+void assign(std::string& field, SettingValue&& v);
+void assign(std::int64_t& field, SettingValue&& v);
+void assign(std::uint32_t& field, SettingValue&& v);
+void assign(std::optional<std::uint32_t>& field, SettingValue&& v);
+void assign(Duration& field, SettingValue&& v);
+void assign(std::optional<Address>& field, SettingValue&& v);
+void assign(bool& field, SettingValue&& v);
+void assign(std::vector<std::string>& field, SettingValue&& v);
+void assign(LogLevel& field, SettingValue&& v);
+
+// The SettingField of the member `M` of Settings.
+template <auto M>
+inline constexpr SettingField field_of = {
+    [](Settings& s, SettingValue&& v) { assign(s.*M, std::move(v)); },
+    [](const Settings& a, const Settings& b) { return a.*M == b.*M; },
+    [](Settings& to, const Settings& from) { to.*M = from.*M; },
+};
+
+}  // namespace snowid::daemon
