@@ -74,28 +74,44 @@ class CAPABILITY("shared mutex") SharedMutex {
   std::shared_mutex mu_;
 };
 
-// Holds a SharedMutex exclusively for its scope.
+// Holds a SharedMutex exclusively for its scope, or until unlock().
 class SCOPED_CAPABILITY WriterLock {
  public:
   explicit WriterLock(SharedMutex& mu) ACQUIRE(mu) : mu_(mu) { mu_.lock(); }
-  ~WriterLock() RELEASE() { mu_.unlock(); }
+  ~WriterLock() RELEASE() {
+    if (held_) mu_.unlock();
+  }
   WriterLock(const WriterLock&) = delete;
   WriterLock& operator=(const WriterLock&) = delete;
 
+  void unlock() RELEASE() {
+    mu_.unlock();
+    held_ = false;
+  }
+
  private:
   SharedMutex& mu_;
+  bool held_ = true;
 };
 
-// Holds a SharedMutex shared for its scope.
+// Holds a SharedMutex shared for its scope, or until unlock().
 class SCOPED_CAPABILITY ReaderLock {
  public:
   explicit ReaderLock(SharedMutex& mu) ACQUIRE_SHARED(mu) : mu_(mu) { mu_.lock_shared(); }
-  ~ReaderLock() RELEASE() { mu_.unlock_shared(); }
+  ~ReaderLock() RELEASE() {
+    if (held_) mu_.unlock_shared();
+  }
   ReaderLock(const ReaderLock&) = delete;
   ReaderLock& operator=(const ReaderLock&) = delete;
 
+  void unlock() RELEASE() {
+    mu_.unlock_shared();
+    held_ = false;
+  }
+
  private:
   SharedMutex& mu_;
+  bool held_ = true;
 };
 
 // std::condition_variable waited on with a held Mutex. Each wait releases
