@@ -773,8 +773,10 @@ Result<bool> EtcdRegistry::wait_lost_impl(const LeaseGrant& grant, Duration time
     // is down is not hammered; wake_waiters() cuts the pause short.
     endpoint = (endpoint + 1) % client_.endpoint_count();
     if (++broken_in_a_row % client_.endpoint_count() == 0) {
-      const auto left = deadline - Steady::now();
-      if (left > Duration::zero()) waiter.pause(std::min<Duration>(kBrokenRoundPause, left));
+      const auto until_deadline = deadline - Steady::now();
+      if (until_deadline > Duration::zero()) {
+        waiter.pause(std::min<Duration>(kBrokenRoundPause, until_deadline));
+      }
     }
   }
   return false;
