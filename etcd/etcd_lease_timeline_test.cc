@@ -15,11 +15,15 @@
 #include <optional>
 #include <string>
 
+#include "mutex.h"
 #include "snowid/etcd_registry.h"
 #include "snowid/lease_keeper.h"
 #include "testing/etcd_cluster.h"
 
 namespace snowid {
+
+using internal::Mutex;
+using internal::MutexLock;
 namespace {
 
 using namespace std::chrono_literals;
@@ -39,7 +43,7 @@ class SendTimes final : public WorkerRegistry {
     const Steady::time_point send = Steady::now();
     const Status s = inner_->renew(g, high_water, time_left);
     if (s.is_ok()) {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(mu_);
       last_ok_send_ = send;
       ++renewals_;
     }
@@ -59,19 +63,19 @@ class SendTimes final : public WorkerRegistry {
   Status fence(WorkerId worker) override { return inner_->fence(worker); }
 
   std::optional<Steady::time_point> last_ok_send() const {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     return last_ok_send_;
   }
   int renewals() const {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     return renewals_;
   }
 
  private:
   std::unique_ptr<WorkerRegistry> inner_;
-  mutable std::mutex mu_;
-  std::optional<Steady::time_point> last_ok_send_;
-  int renewals_ = 0;
+  mutable Mutex mu_;
+  std::optional<Steady::time_point> last_ok_send_ GUARDED_BY(mu_);
+  int renewals_ GUARDED_BY(mu_) = 0;
 };
 
 // Three members, so that a call that tries each in turn while all hang would

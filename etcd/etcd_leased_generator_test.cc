@@ -9,18 +9,21 @@
 #include <chrono>
 #include <cstdio>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <set>
 #include <thread>
 #include <vector>
 
+#include "mutex.h"
 #include "snowid/etcd_registry.h"
 #include "snowid/leased_generator.h"
 #include "snowid/testing/memory_fence_store.h"
 #include "testing/etcd_cluster.h"
 
 namespace snowid {
+
+using internal::Mutex;
+using internal::MutexLock;
 namespace {
 
 using namespace std::chrono_literals;
@@ -33,7 +36,7 @@ using Steady = std::chrono::steady_clock;
 class SteppedClock final : public Clock {
  public:
   WallTime wall_now() const noexcept override {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     return held_ ? *held_ : system_clock().wall_now() + offset_;
   }
   MonoTime mono_now() const noexcept override { return system_clock().mono_now(); }
@@ -42,21 +45,21 @@ class SteppedClock final : public Clock {
 
   // Steps the wall clock by `d` and holds it there.
   void step_and_hold(Duration d) {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     held_ = (held_ ? *held_ : system_clock().wall_now() + offset_) + d;
   }
   // Lets a held wall clock run on with real time from where it is held.
   void run() {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     if (!held_) return;
     offset_ = *held_ - system_clock().wall_now();
     held_.reset();
   }
 
  private:
-  mutable std::mutex mu_;
-  Duration offset_{};
-  std::optional<WallTime> held_;
+  mutable Mutex mu_;
+  Duration offset_ GUARDED_BY(mu_){};
+  std::optional<WallTime> held_ GUARDED_BY(mu_);
 };
 
 // Issues ids for `d` of real time with next() (which waits out what it may),

@@ -16,10 +16,8 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <exception>
 #include <map>
-#include <mutex>
 #include <random>
 #include <set>
 #include <thread>
@@ -28,11 +26,16 @@
 #include "etcd_registry_internal.h"
 #include "gateway_client.h"
 #include "gateway_json.h"
+#include "mutex.h"
 #include "store_history.h"
 #include "worker_keys.h"
 #include "worker_values.h"
 
 namespace snowid {
+
+using internal::CondVar;
+using internal::Mutex;
+using internal::MutexLock;
 namespace etcd {
 namespace {
 
@@ -146,7 +149,7 @@ class EtcdRegistry final : public WorkerRegistry {
   }
   void wake_waiters() noexcept override {
     {
-      std::lock_guard<std::mutex> lock(waiters_mu_);
+      MutexLock lock(waiters_mu_);
       for (std::atomic<bool>* w : waiters_) w->store(true);
     }
     waiters_cv_.notify_all();
@@ -273,35 +276,38 @@ class EtcdRegistry final : public WorkerRegistry {
   const EtcdOptions options_;
   const WorkerKeys keys_;
   GatewayClient client_;
-  std::mutex rng_mu_;
-  std::mt19937_64 rng_;  // guarded by rng_mu_
+  Mutex rng_mu_;
+  std::mt19937_64 rng_ GUARDED_BY(rng_mu_);
   StoreHistory history_;
   std::atomic<std::int64_t> max_stop_after_ns_{0};
   std::atomic<bool> closing_{false};
   // The cancel flags of the wait_lost() calls in progress, and what their
   // pauses between broken streams wait on.
-  std::mutex waiters_mu_;
-  std::set<std::atomic<bool>*> waiters_;  // guarded by waiters_mu_
-  std::condition_variable waiters_cv_;
+  Mutex waiters_mu_;
+  std::set<std::atomic<bool>*> waiters_ GUARDED_BY(waiters_mu_);
+  CondVar waiters_cv_;
 
   // Registers a wait_lost() call's cancel flag for as long as it lives.
   class Waiter {
    public:
     explicit Waiter(EtcdRegistry& r) : r_(r) {
-      std::lock_guard<std::mutex> lock(r_.waiters_mu_);
+      MutexLock lock(r_.waiters_mu_);
       r_.waiters_.insert(&woken);
       if (r_.closing_.load()) woken.store(true);
     }
     ~Waiter() {
-      std::lock_guard<std::mutex> lock(r_.waiters_mu_);
+      MutexLock lock(r_.waiters_mu_);
       r_.waiters_.erase(&woken);
     }
     Waiter(const Waiter&) = delete;
     Waiter& operator=(const Waiter&) = delete;
     // Sleeps for `d`, or until woken if that comes first.
     void pause(Duration d) {
-      std::unique_lock<std::mutex> lock(r_.waiters_mu_);
-      r_.waiters_cv_.wait_for(lock, d, [this] { return woken.load(); });
+      MutexLock lock(r_.waiters_mu_);
+      const auto until = std::chrono::steady_clock::now() + d;
+      while (!woken.load()) {
+        if (r_.waiters_cv_.wait_until(r_.waiters_mu_, until) == std::cv_status::timeout) break;
+      }
     }
     std::atomic<bool> woken{false};
 
@@ -406,7 +412,7 @@ Result<EtcdRegistry::Choice> EtcdRegistry::choose(const LeaseRequest& request,
   if (prefer && std::find(free.begin(), free.end(), *prefer) != free.end()) {
     host = *prefer;
   } else {
-    std::lock_guard<std::mutex> lock(rng_mu_);
+    MutexLock lock(rng_mu_);
     host = free[std::uniform_int_distribution<std::size_t>(0, free.size() - 1)(rng_)];
   }
   const auto it = slots.find(host);
@@ -767,8 +773,10 @@ Result<bool> EtcdRegistry::wait_lost_impl(const LeaseGrant& grant, Duration time
     // is down is not hammered; wake_waiters() cuts the pause short.
     endpoint = (endpoint + 1) % client_.endpoint_count();
     if (++broken_in_a_row % client_.endpoint_count() == 0) {
-      const auto left = deadline - Steady::now();
-      if (left > Duration::zero()) waiter.pause(std::min<Duration>(kBrokenRoundPause, left));
+      const auto until_deadline = deadline - Steady::now();
+      if (until_deadline > Duration::zero()) {
+        waiter.pause(std::min<Duration>(kBrokenRoundPause, until_deadline));
+      }
     }
   }
   return false;
@@ -874,7 +882,7 @@ Status EtcdRegistry::fence_impl(WorkerId worker) {
 std::string EtcdRegistry::new_incarnation() {
   std::uint64_t v = 0;
   {
-    std::lock_guard<std::mutex> lock(rng_mu_);
+    MutexLock lock(rng_mu_);
     v = rng_();
   }
   static constexpr char kDigits[] = "0123456789abcdef";

@@ -12,16 +12,19 @@
 #include <cstdio>
 #include <filesystem>
 #include <memory>
-#include <mutex>
 #include <thread>
 #include <vector>
 
+#include "mutex.h"
 #include "snowid/etcd_registry.h"
 #include "snowid/lease_keeper.h"
 #include "snowid/leased_generator.h"
 #include "testing/etcd_cluster.h"
 
 namespace snowid {
+
+using internal::Mutex;
+using internal::MutexLock;
 namespace {
 
 using etcd::testing::EtcdCluster;
@@ -89,7 +92,7 @@ class Issuer {
           std::this_thread::yield();
         }
       }
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(mu_);
       ids_ = std::move(mine);
     });
   }
@@ -101,7 +104,7 @@ class Issuer {
   const std::vector<std::uint64_t>& stop() {
     stop_.store(true);
     if (thread_.joinable()) thread_.join();
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     return ids_;
   }
   // How long after create() the first id came; nullopt if none did.
@@ -116,8 +119,8 @@ class Issuer {
   std::unique_ptr<LeasedGenerator> generator_;
   std::thread thread_;
   std::atomic<bool> stop_{false};
-  std::mutex mu_;
-  std::vector<std::uint64_t> ids_;
+  Mutex mu_;
+  std::vector<std::uint64_t> ids_ GUARDED_BY(mu_);
   Steady::time_point created_;
   std::atomic<std::int64_t> first_ns_{-1};  // since created_; -1: none yet
 };

@@ -208,7 +208,7 @@ GatewayClient::~GatewayClient() = default;
 
 std::unique_ptr<GatewayClient::Handle> GatewayClient::take_handle() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    internal::MutexLock lock(mu_);
     if (!idle_.empty()) {
       std::unique_ptr<Handle> h = std::move(idle_.back());
       idle_.pop_back();
@@ -220,12 +220,12 @@ std::unique_ptr<GatewayClient::Handle> GatewayClient::take_handle() {
 
 void GatewayClient::give_back(std::unique_ptr<Handle> handle) {
   constexpr std::size_t kMaxIdle = 8;
-  std::lock_guard<std::mutex> lock(mu_);
+  internal::MutexLock lock(mu_);
   if (idle_.size() < kMaxIdle) idle_.push_back(std::move(handle));
 }
 
 std::string GatewayClient::token() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  internal::MutexLock lock(mu_);
   return token_;
 }
 
@@ -362,14 +362,14 @@ Status GatewayClient::authenticate_on(std::size_t endpoint, const CallOptions& c
     case Attempt::Kind::kOk: {
       Result<std::string> token = parse_authenticate(a.body);
       if (!token.is_ok()) return token.status();
-      std::lock_guard<std::mutex> lock(mu_);
+      internal::MutexLock lock(mu_);
       token_ = std::move(token).value();
       return Status::ok();
     }
     case Attempt::Kind::kEtcdError:
       if (contains(a.status.message(), "authentication is not enabled")) {
         // The cluster checks no one: requests go without a token.
-        std::lock_guard<std::mutex> lock(mu_);
+        internal::MutexLock lock(mu_);
         token_.clear();
         return Status::ok();
       }
@@ -386,7 +386,7 @@ Status GatewayClient::authenticate_on(std::size_t endpoint, const CallOptions& c
 
 Status GatewayClient::refresh_token(const std::string& stale, const CallOptions& options) {
   if (options_.user.empty()) return Status::ok();
-  std::lock_guard<std::mutex> serial(auth_mu_);
+  internal::MutexLock serial(auth_mu_);
   if (token() != stale) return Status::ok();  // another thread already did it
   const std::size_t n = options_.endpoints.size();
   const std::size_t start = preferred_.load();

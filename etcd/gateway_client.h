@@ -7,11 +7,11 @@
 #include <cstddef>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "mutex.h"
 #include "snowid/status.h"
 #include "snowid/time.h"
 
@@ -145,10 +145,11 @@ class GatewayClient {
   const FaultHook fault_hook_;
   std::atomic<std::size_t> preferred_{0};
 
-  mutable std::mutex mu_;
-  std::string token_;                          // guarded by mu_
-  std::vector<std::unique_ptr<Handle>> idle_;  // guarded by mu_: reusable connections
-  std::mutex auth_mu_;                         // one authentication at a time
+  mutable internal::Mutex mu_;
+  std::string token_ GUARDED_BY(mu_);
+  std::vector<std::unique_ptr<Handle>> idle_ GUARDED_BY(mu_);  // reusable connections
+  // One authentication at a time; taken before mu_.
+  internal::Mutex auth_mu_ ACQUIRED_BEFORE(mu_);
 };
 
 }  // namespace snowid::etcd

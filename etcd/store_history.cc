@@ -5,7 +5,7 @@
 namespace snowid::etcd {
 
 std::optional<std::string> StoreHistory::observe(const Header& header) {
-  std::lock_guard<std::mutex> lock(mu_);
+  internal::MutexLock lock(mu_);
   std::optional<std::string> why;
   if (header.cluster_id != 0 && cluster_id_ != 0 && header.cluster_id != cluster_id_) {
     why = "etcd answered as another cluster (id " + std::to_string(header.cluster_id) + ", was " +
@@ -22,24 +22,24 @@ std::optional<std::string> StoreHistory::observe(const Header& header) {
 }
 
 std::string StoreHistory::incarnation() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  internal::MutexLock lock(mu_);
   return incarnation_;
 }
 
 void StoreHistory::adopt(const std::string& incarnation) {
-  std::lock_guard<std::mutex> lock(mu_);
+  internal::MutexLock lock(mu_);
   incarnation_ = incarnation;
 }
 
 void StoreHistory::stored_mark(const std::string& token, WallTime high_water) {
-  std::lock_guard<std::mutex> lock(mu_);
+  internal::MutexLock lock(mu_);
   WallTime& m = marks_[token];
   if (high_water > m) m = high_water;
 }
 
 std::optional<std::string> StoreHistory::check_mark(const std::string& token,
                                                     std::optional<WallTime> read) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  internal::MutexLock lock(mu_);
   const auto it = marks_.find(token);
   if (it == marks_.end()) return std::nullopt;
   if (!read) return std::string("a mark this process stored has vanished");
@@ -52,22 +52,22 @@ std::optional<std::string> StoreHistory::check_mark(const std::string& token,
 }
 
 void StoreHistory::forget(const std::string& token) {
-  std::lock_guard<std::mutex> lock(mu_);
+  internal::MutexLock lock(mu_);
   marks_.erase(token);
 }
 
 void StoreHistory::set_pending(std::string reason) {
-  std::lock_guard<std::mutex> lock(mu_);
+  internal::MutexLock lock(mu_);
   if (!pending_) pending_ = std::move(reason);
 }
 
 bool StoreHistory::has_pending() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  internal::MutexLock lock(mu_);
   return pending_.has_value();
 }
 
 std::optional<std::string> StoreHistory::take_pending() {
-  std::lock_guard<std::mutex> lock(mu_);
+  internal::MutexLock lock(mu_);
   return std::exchange(pending_, std::nullopt);
 }
 

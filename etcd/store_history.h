@@ -7,11 +7,11 @@
 
 #include <cstdint>
 #include <map>
-#include <mutex>
 #include <optional>
 #include <string>
 
 #include "gateway_json.h"
+#include "mutex.h"
 #include "snowid/time.h"
 
 namespace snowid::etcd {
@@ -44,12 +44,12 @@ class StoreHistory {
   std::optional<std::string> take_pending();
 
  private:
-  mutable std::mutex mu_;
-  std::uint64_t cluster_id_ = 0;  // 0: none seen
-  std::int64_t revision_ = 0;     // the highest seen since the last loss
-  std::string incarnation_;
-  std::map<std::string, WallTime> marks_;
-  std::optional<std::string> pending_;
+  mutable internal::Mutex mu_;
+  std::uint64_t cluster_id_ GUARDED_BY(mu_) = 0;  // 0: none seen
+  std::int64_t revision_ GUARDED_BY(mu_) = 0;     // the highest seen since the last loss
+  std::string incarnation_ GUARDED_BY(mu_);
+  std::map<std::string, WallTime> marks_ GUARDED_BY(mu_);
+  std::optional<std::string> pending_ GUARDED_BY(mu_);
 };
 
 }  // namespace snowid::etcd

@@ -27,13 +27,13 @@ FenceStores::FenceStores(std::string state_dir) : dir_(std::move(state_dir)) {}
 
 std::shared_ptr<FenceStore> FenceStores::store_for(WorkerId worker) {
   auto store = std::make_shared<RecordingFenceStore>(fence_path(dir_, worker));
-  std::lock_guard<std::mutex> lock(mu_);
+  internal::MutexLock lock(mu_);
   stores_.push_back(store);
   return store;
 }
 
 Status FenceStores::last_failure() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  internal::MutexLock lock(mu_);
   for (auto it = stores_.rbegin(); it != stores_.rend(); ++it) {
     if (!(*it)->last_failure().is_ok()) return (*it)->last_failure();
   }

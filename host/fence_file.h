@@ -3,11 +3,11 @@
 #pragma once
 
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "mutex.h"
 #include "snowid/fence.h"
 #include "snowid/layout.h"
 
@@ -47,8 +47,8 @@ class FenceStores {
 
  private:
   std::string dir_;
-  mutable std::mutex mu_;
-  std::vector<std::shared_ptr<RecordingFenceStore>> stores_;
+  mutable internal::Mutex mu_;
+  std::vector<std::shared_ptr<RecordingFenceStore>> stores_ GUARDED_BY(mu_);
 };
 
 }  // namespace snowid::host

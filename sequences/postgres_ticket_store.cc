@@ -26,24 +26,27 @@
 #include <cerrno>
 #include <charconv>
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <initializer_list>
 #include <iterator>
 #include <limits>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
+#include "mutex.h"
 #include "schema.h"
 #include "sql_texts.h"
 #include "store_errors.h"
 
 namespace snowid {
+
+using internal::CondVar;
+using internal::Mutex;
+using internal::MutexLock;
 namespace {
 
 using sequences::Migration;
@@ -447,7 +450,7 @@ class PostgresTicketStore final : public TicketStore {
       conn = nullptr;
     }
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(mu_);
       --lent_;
       if (conn != nullptr) {
         idle_.push_back(conn);
@@ -489,7 +492,7 @@ class PostgresTicketStore final : public TicketStore {
   }
 
   bool schema_ready() {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     return schema_ready_;
   }
 
@@ -505,7 +508,7 @@ class PostgresTicketStore final : public TicketStore {
       return sequences::newer_schema_error(version.value());
     }
     if (version.value() > 0) {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(mu_);
       schema_ready_ = true;
     }
     return Status::ok();
@@ -514,8 +517,8 @@ class PostgresTicketStore final : public TicketStore {
   Result<Lease> acquire() {
     PGconn* conn = nullptr;
     {
-      std::unique_lock<std::mutex> lock(mu_);
-      cv_.wait(lock, [&] { return !idle_.empty() || lent_ < options_.connections; });
+      MutexLock lock(mu_);
+      while (idle_.empty() && lent_ >= options_.connections) cv_.wait(mu_);
       ++lent_;
       if (!idle_.empty()) {
         conn = idle_.back();
@@ -527,7 +530,7 @@ class PostgresTicketStore final : public TicketStore {
     Result<PGconn*> made = connect();
     if (!made.is_ok()) {
       {
-        std::lock_guard<std::mutex> lock(mu_);
+        MutexLock lock(mu_);
         --lent_;
       }
       cv_.notify_all();
@@ -612,7 +615,7 @@ class PostgresTicketStore final : public TicketStore {
         if (Result<PgResult> r = lease.run("COMMIT", {}, "commit"); !r.is_ok()) {
           return lease.rollback(r.status());
         }
-        std::lock_guard<std::mutex> lock(mu_);
+        MutexLock lock(mu_);
         schema_ready_ = true;
         return Status::ok();
       }
@@ -671,11 +674,14 @@ class PostgresTicketStore final : public TicketStore {
   const Clock& clock_;
   const PostgresTicketStoreOptions options_;
 
-  std::mutex mu_;  // guards the members below
-  std::condition_variable cv_;
-  std::vector<PGconn*> idle_;  // sound connections waiting for a call
-  std::size_t lent_ = 0;       // connections lent out, or being made
-  bool schema_ready_ = false;  // prepare_schema() found the schema usable (or made it so) once
+  Mutex mu_;
+  CondVar cv_;  // a connection was given back, or a lent slot freed
+  // Sound connections waiting for a call.
+  std::vector<PGconn*> idle_ GUARDED_BY(mu_);
+  // Connections lent out, or being made.
+  std::size_t lent_ GUARDED_BY(mu_) = 0;
+  // prepare_schema() found the schema usable (or made it so) once.
+  bool schema_ready_ GUARDED_BY(mu_) = false;
 };
 
 Lease::~Lease() {

@@ -19,18 +19,21 @@
 #include <iterator>
 #include <limits>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
+#include "mutex.h"
 #include "schema.h"
 #include "sql_texts.h"
 #include "store_errors.h"
 
 namespace snowid {
+
+using internal::Mutex;
+using internal::MutexLock;
 namespace {
 
 using sequences::Migration;
@@ -114,7 +117,7 @@ class SqliteTicketStore final : public TicketStore {
   ~SqliteTicketStore() override { sqlite3_close_v2(db_); }
 
   Status migrate() override {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     for (;;) {
       // IMMEDIATE: the write lock first, so concurrent migrators queue here
       // and each sees the version the one before it committed.
@@ -158,7 +161,7 @@ class SqliteTicketStore final : public TicketStore {
   Status create(std::string_view name, std::int64_t start, std::int64_t step) override {
     if (Status s = validate_sequence_create(name, start, step); !s.is_ok()) return s;
     const std::int64_t now = unix_ms(clock_.wall_now());
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     Statement insert(db_);
     if (Status s = insert.prepare(
             "INSERT INTO snowid_sequences (name, next_value, step, created, updated) "
@@ -181,7 +184,7 @@ class SqliteTicketStore final : public TicketStore {
   Result<SequenceRange> take(std::string_view name, std::int64_t size) override {
     if (Status s = validate_sequence_take(name, size); !s.is_ok()) return s;
     const std::int64_t now = unix_ms(clock_.wall_now());
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     // A miss is either no row or a spent one; the follow-up read tells which.
     // A row created between the two statements is taken on the second pass
     // (rows are never deleted, so a third pass cannot be needed).
@@ -204,7 +207,7 @@ class SqliteTicketStore final : public TicketStore {
 
   Result<SequenceInfo> get(std::string_view name) override {
     if (Status s = validate_sequence_name(name); !s.is_ok()) return s;
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     Result<std::optional<SequenceInfo>> row = read(name);
     if (!row.is_ok()) return row.status();
     if (!row.value().has_value()) return sequences::no_sequence_error(name);
@@ -212,7 +215,7 @@ class SqliteTicketStore final : public TicketStore {
   }
 
   Result<std::vector<SequenceInfo>> list() override {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     Statement select(db_);
     // BINARY collation, SQLite's default: byte order, as the contract's "by name".
     if (Status s = select.prepare(std::string(kSelectColumns) + " ORDER BY name"); !s.is_ok()) {
@@ -235,7 +238,7 @@ class SqliteTicketStore final : public TicketStore {
   // refused, as migrate() would, since its rules may not be the ones this
   // code keeps. A missing schema is left to the calls ("run migrate").
   Status check_schema() {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     Result<std::int64_t> version = schema_version();
     if (!version.is_ok()) return version.status();
     if (version.value() > sequences::kSchemaVersion) {
@@ -246,6 +249,7 @@ class SqliteTicketStore final : public TicketStore {
 
   // Used by open_sqlite_ticket_store() before the store is shared.
   Status configure(Duration busy_timeout) {
+    MutexLock lock(mu_);
     const int timeout_ms = static_cast<int>(std::clamp<std::int64_t>(
         std::chrono::duration_cast<std::chrono::milliseconds>(busy_timeout).count(), 0,
         std::numeric_limits<int>::max()));
@@ -282,7 +286,7 @@ class SqliteTicketStore final : public TicketStore {
   }
 
  private:
-  Status exec(const char* sql, std::string_view what) {
+  Status exec(const char* sql, std::string_view what) REQUIRES(mu_) {
     const int rc = sqlite3_exec(db_, sql, nullptr, nullptr, nullptr);
     if (rc != SQLITE_OK) return sqlite_status(db_, rc, what);
     return Status::ok();
@@ -290,7 +294,7 @@ class SqliteTicketStore final : public TicketStore {
 
   // Ends a failed transaction and returns `why`. SQLite may have rolled it
   // back itself already (after SQLITE_FULL, for one).
-  Status rollback(Status why) {
+  Status rollback(Status why) REQUIRES(mu_) {
     if (sqlite3_get_autocommit(db_) == 0) {
       sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
     }
@@ -298,7 +302,7 @@ class SqliteTicketStore final : public TicketStore {
   }
 
   // The highest recorded migration; 0 without the migrations table.
-  Result<std::int64_t> schema_version() {
+  Result<std::int64_t> schema_version() REQUIRES(mu_) {
     Statement has(db_);
     if (Status s =
             has.prepare("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?1");
@@ -326,7 +330,7 @@ class SqliteTicketStore final : public TicketStore {
   // would pass INT64_MAX (the WHERE clause is written so that it cannot
   // overflow: step and size are at most kMaxSequenceRange).
   Result<std::optional<SequenceRange>> advance(std::string_view name, std::int64_t size,
-                                               std::int64_t now) {
+                                               std::int64_t now) REQUIRES(mu_) {
     Statement update(db_);
     if (Status s = update.prepare(
             "UPDATE snowid_sequences"
@@ -357,7 +361,7 @@ class SqliteTicketStore final : public TicketStore {
     return std::optional<SequenceRange>(SequenceRange{end - n, end});
   }
 
-  Result<std::optional<SequenceInfo>> read(std::string_view name) {
+  Result<std::optional<SequenceInfo>> read(std::string_view name) REQUIRES(mu_) {
     Statement select(db_);
     if (Status s = select.prepare(std::string(kSelectColumns) + " WHERE name = ?1"); !s.is_ok()) {
       return s;
@@ -388,8 +392,8 @@ class SqliteTicketStore final : public TicketStore {
     return info;
   }
 
-  std::mutex mu_;  // guards every use of db_
-  sqlite3* const db_;
+  Mutex mu_;
+  sqlite3* const db_ GUARDED_BY(mu_);  // every use of the connection
   const Clock& clock_;
 };
 

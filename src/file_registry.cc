@@ -76,7 +76,6 @@
 #include <cstdint>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <set>
 #include <string>
@@ -88,9 +87,13 @@
 #include "file_registry_records.h"
 #include "host_files.h"
 #include "host_lock.h"
+#include "mutex.h"
 #include "posix_file.h"
 
 namespace snowid {
+
+using internal::Mutex;
+using internal::MutexLock;
 namespace internal {
 namespace {
 
@@ -233,10 +236,10 @@ class FileRegistry final : public WorkerRegistry {
     WorkerId worker;
     std::string token;
     std::optional<WallTime> previous_high_water;
-    std::mutex mu;
-    Fd lock;       // guarded by mu: the flocked lock file; closed once let go
-    Fd host_file;  // guarded by mu: the flocked host lock file, if any
-    Fd host_lock;  // guarded by mu: the socket bound to the host lock name
+    Mutex mu;
+    Fd lock GUARDED_BY(mu);       // the flocked lock file; closed once let go
+    Fd host_file GUARDED_BY(mu);  // the flocked host lock file, if any
+    Fd host_lock GUARDED_BY(mu);  // the socket bound to the host lock name
   };
 
   // kBusyElsewhere: the .lock was free but the host lock file or name was
@@ -282,35 +285,35 @@ class FileRegistry final : public WorkerRegistry {
     return options_.host_lock_prefix + "/" + id_name(w);
   }
   // Closes the host lock and the lock file and forgets the lease, writing
-  // nothing. Requires held.mu.
-  void drop_locked(Held& held);
+  // nothing.
+  void drop_locked(Held& held) REQUIRES(held.mu);
   // Lets go of a lost lease: removes the fence marker naming it (when the
   // mark-lock can be had), closes the lock file and forgets the lease.
-  // Requires held.mu; `mark_lock` is the mark-lock if the caller has it.
-  void let_go_locked(Held& held, const Fd* mark_lock);
+  // `mark_lock` is the mark-lock if the caller has it.
+  void let_go_locked(Held& held, const Fd* mark_lock) REQUIRES(held.mu);
   // kLeaseLost (letting go) if the lease is no longer ours; OK otherwise.
-  // Requires held.mu and the mark-lock.
-  Status check_still_ours_locked(Held& held, const Paths& p, const Fd& mark_lock);
+  // Requires the mark-lock.
+  Status check_still_ours_locked(Held& held, const Paths& p, const Fd& mark_lock) REQUIRES(held.mu);
 
-  // A lease of this registry, locked for a change of its records.
+  // A lease of this registry, locked for a change of its records: its
+  // caller holds held.mu.
   struct Owned {
-    std::shared_ptr<Held> held;
-    std::unique_lock<std::mutex> held_lock;  // of held->mu
     Paths paths;
     Fd mark_lock;
   };
-  // The lease of `grant` with held->mu and the mark-lock taken, once
-  // check_still_ours_locked() has passed. kLeaseLost if it is not (or no
-  // longer) held; the mark-lock's error if that cannot be had, and the lease
-  // is then still held: the caller may retry.
-  Result<Owned> lock_owned(const LeaseGrant& grant);
+  // With held.mu taken by the caller (`held` is find(grant.token)): the
+  // mark-lock, taken once check_still_ours_locked() has passed. kLeaseLost if
+  // the lease is not (or no longer) held; the mark-lock's error if that
+  // cannot be had, and the lease is then still held: the caller may retry.
+  Result<Owned> own_locked(Held& held, const LeaseGrant& grant) REQUIRES(held.mu);
+  static Status no_longer_held(const LeaseGrant& grant);
 
   const Clock& clock_;
   const FileRegistryOptions options_;
   const std::string workers_dir_;
-  std::mutex mu_;
-  std::map<std::string, std::shared_ptr<Held>> held_;  // guarded by mu_, by token
-  std::atomic<std::uint64_t> wakes_{0};                // wake_waiters() calls
+  Mutex mu_;
+  std::map<std::string, std::shared_ptr<Held>> held_ GUARDED_BY(mu_);  // by token
+  std::atomic<std::uint64_t> wakes_{0};                                // wake_waiters() calls
 };
 
 Status FileRegistry::check_worker(WorkerId w) const {
@@ -370,7 +373,7 @@ Status FileRegistry::update_host_mark(const Paths& p, const Mark& raise, bool ex
 }
 
 std::shared_ptr<FileRegistry::Held> FileRegistry::find(const std::string& token) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   auto it = held_.find(token);
   return it == held_.end() ? nullptr : it->second;
 }
@@ -378,11 +381,11 @@ std::shared_ptr<FileRegistry::Held> FileRegistry::find(const std::string& token)
 FileRegistry::~FileRegistry() {
   std::vector<std::shared_ptr<Held>> all;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     for (const auto& [token, held] : held_) all.push_back(held);
   }
   for (const std::shared_ptr<Held>& held : all) {
-    std::lock_guard<std::mutex> lock(held->mu);
+    MutexLock lock(held->mu);
     drop_locked(*held);
   }
 }
@@ -392,7 +395,7 @@ void FileRegistry::drop_locked(Held& held) {
   held.host_lock.reset();  // first: see "Letting go" above
   held.host_file.reset();
   held.lock.reset();  // frees the id
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(mu_);
   held_.erase(held.token);
 }
 
@@ -579,11 +582,15 @@ FileRegistry::Attempt FileRegistry::try_take(WorkerId w, const LeaseRequest& req
   held->worker = w;
   held->token = token;
   held->previous_high_water = previous.high_water;
-  held->lock = std::move(lock);
-  held->host_file = std::move(host_file);
-  held->host_lock = std::move(host_lock);
   {
-    std::lock_guard<std::mutex> guard(mu_);
+    // Not shared yet; the lock is for the analysis.
+    MutexLock fill(held->mu);
+    held->lock = std::move(lock);
+    held->host_file = std::move(host_file);
+    held->host_lock = std::move(host_lock);
+  }
+  {
+    MutexLock guard(mu_);
     held_[token] = held;
   }
   a.outcome = Outcome::kTaken;
@@ -708,28 +715,28 @@ Result<LeaseGrant> FileRegistry::acquire(const LeaseRequest& request) {
   return Status(Code::kResourceExhausted, msg);
 }
 
-Result<FileRegistry::Owned> FileRegistry::lock_owned(const LeaseGrant& grant) {
+Status FileRegistry::no_longer_held(const LeaseGrant& grant) {
+  return Status(Code::kLeaseLost, id_text(grant.worker) + ": this lease is no longer held");
+}
+
+Result<FileRegistry::Owned> FileRegistry::own_locked(Held& held, const LeaseGrant& grant) {
+  if (held.lock.get() < 0) return no_longer_held(grant);
   Owned o;
-  o.held = find(grant.token);
-  if (o.held == nullptr) {
-    return Status(Code::kLeaseLost, id_text(grant.worker) + ": this lease is no longer held");
-  }
-  o.held_lock = std::unique_lock<std::mutex>(o.held->mu);
-  if (o.held->lock.get() < 0) {
-    return Status(Code::kLeaseLost, id_text(grant.worker) + ": this lease is no longer held");
-  }
-  o.paths = paths(o.held->worker);
+  o.paths = paths(held.worker);
   Result<Fd> mark_lock = lock_mark(o.paths);
   if (!mark_lock.is_ok()) return mark_lock.status();
   o.mark_lock = std::move(mark_lock).value();
-  if (Status s = check_still_ours_locked(*o.held, o.paths, o.mark_lock); !s.is_ok()) return s;
+  if (Status s = check_still_ours_locked(held, o.paths, o.mark_lock); !s.is_ok()) return s;
   return o;
 }
 
 Status FileRegistry::renew(const LeaseGrant& grant, WallTime high_water, Duration) {
-  Result<Owned> owned = lock_owned(grant);
+  const std::shared_ptr<Held> found = find(grant.token);
+  if (found == nullptr) return no_longer_held(grant);
+  Held& held = *found;
+  MutexLock lock(held.mu);
+  Result<Owned> owned = own_locked(held, grant);
   if (!owned.is_ok()) return owned.status();
-  const Held& held = *owned.value().held;
   const Paths& p = owned.value().paths;
   Result<std::optional<Mark>> mark = read_mark(p.mark);
   if (!mark.is_ok()) return mark.status();
@@ -744,9 +751,14 @@ Status FileRegistry::renew(const LeaseGrant& grant, WallTime high_water, Duratio
 }
 
 Status FileRegistry::release(const LeaseGrant& grant, WallTime high_water) {
-  Result<Owned> owned = lock_owned(grant);
+  const std::shared_ptr<Held> found = find(grant.token);
+  if (found == nullptr) return no_longer_held(grant);  // already let go
+  Held& held = *found;
+  MutexLock lock(held.mu);
+  Result<Owned> owned = own_locked(held, grant);
   if (!owned.is_ok()) {
     if (owned.status().code() == Code::kLeaseLost) return owned.status();  // already let go
+    lock.unlock();                                                         // abandon() takes it
     // The mark-lock or the fence marker could not be had. Let go all the
     // same: the mark on disk holds the last renewal's cap, later than
     // anything issued, and a lease kept would hold the id until the process
@@ -756,7 +768,6 @@ Status FileRegistry::release(const LeaseGrant& grant, WallTime high_water) {
                                              " (the id was freed with its last renewed " +
                                              "high-water mark)");
   }
-  Held& held = *owned.value().held;
   const Paths& p = owned.value().paths;
   Result<std::optional<Mark>> mark = read_mark(p.mark);
   Status result;
@@ -790,7 +801,7 @@ void FileRegistry::abandon(const LeaseGrant& grant) noexcept {
   if (held == nullptr) return;  // released, lost and let go, or never ours
   // Waits while a renew() or release() of this lease is under way (at most
   // the mark-lock wait); nothing else holds held->mu for long.
-  std::lock_guard<std::mutex> lock(held->mu);
+  MutexLock lock(held->mu);
   // No fence marker is removed: one left behind names a token no one has any
   // more, and the next acquirer removes it.
   drop_locked(*held);
@@ -804,7 +815,7 @@ Result<bool> FileRegistry::wait_lost(const LeaseGrant& grant, Duration timeout) 
   const std::uint64_t wakes = wakes_.load(std::memory_order_acquire);
   for (;;) {
     {
-      std::lock_guard<std::mutex> lock(held->mu);
+      MutexLock lock(held->mu);
       if (held->lock.get() < 0) return true;
       bool lost = !same_file(held->lock.get(), p.lock) ||
                   (held->host_file.get() >= 0 && !same_file(held->host_file.get(), p.host_lock));

@@ -2,10 +2,14 @@
 
 #include <algorithm>
 #include <atomic>
-#include <mutex>
 #include <string>
 
+#include "mutex.h"
+
 namespace snowid {
+
+using internal::Mutex;
+using internal::MutexLock;
 namespace {
 
 constexpr std::int64_t kNsPerMs = 1'000'000;
@@ -77,9 +81,11 @@ struct Generator::Impl {
   alignas(64) std::atomic<std::int64_t> fence_ticks{INT64_MAX};
   std::atomic<bool> unhealthy{false};
 
-  std::mutex fence_mu;  // serialises fence stores; never taken on the hot path
-  mutable std::mutex health_mu;
-  Status health_status;  // guarded by health_mu
+  // Serialises fence stores (fence_ticks is read without it); never taken on
+  // the hot path.
+  Mutex fence_mu;
+  mutable Mutex health_mu;
+  Status health_status GUARDED_BY(health_mu);
 
   struct Counters {
     std::atomic<std::uint64_t> sequence_exhausted{0}, clock_behind{0}, waits_gave_up{0},
@@ -116,7 +122,7 @@ struct Generator::Impl {
 
   IdBatch moved_back(std::int64_t now, std::int64_t last) noexcept {
     {
-      std::lock_guard<std::mutex> lock(health_mu);
+      MutexLock lock(health_mu);
       if (health_status.is_ok()) {
         health_status =
             Status(Code::kClockMovedBack,
@@ -134,7 +140,7 @@ struct Generator::Impl {
   }
 
   Status extend_fence(std::int64_t t) {
-    std::lock_guard<std::mutex> lock(fence_mu);
+    MutexLock lock(fence_mu);
     if (t <= fence_ticks.load(std::memory_order_relaxed)) return Status::ok();
     const std::int64_t fence = std::min(t + window_ticks, max_ticks);
     Status s = opt.fence_store->store(opt.layout.time_of_ticks(fence));
@@ -148,7 +154,7 @@ struct Generator::Impl {
   }
 
   Status health() const {
-    std::lock_guard<std::mutex> lock(health_mu);
+    MutexLock lock(health_mu);
     return health_status;
   }
 
@@ -435,7 +441,7 @@ Status Generator::close() {
   // Nothing can be issued any more, so the last tick is exact: record it
   // instead of the fence further ahead, so a restart waits no longer than needed.
   const auto last = static_cast<std::int64_t>((prev & ~kStopped) >> g.seq_bits);
-  std::lock_guard<std::mutex> lock(g.fence_mu);
+  MutexLock lock(g.fence_mu);
   if (last >= g.fence_ticks.load(std::memory_order_relaxed)) return Status::ok();
   Status s = g.opt.fence_store->store(g.opt.layout.time_of_ticks(last));
   if (s.is_ok()) g.fence_ticks.store(last, std::memory_order_release);

@@ -3,18 +3,21 @@
 
 #include <algorithm>
 #include <atomic>
-#include <condition_variable>
-#include <mutex>
 #include <random>
 #include <thread>
 #include <vector>
 
 #include "generator_test_support.h"
+#include "mutex.h"
 #include "snowid/generator.h"
 #include "snowid/testing/memory_fence_store.h"
 #include "snowid/testing/simulated_clock.h"
 
 namespace snowid {
+
+using internal::CondVar;
+using internal::Mutex;
+using internal::MutexLock;
 namespace {
 
 using namespace std::chrono_literals;
@@ -79,10 +82,10 @@ class GatedClock final : public Clock {
   WallTime wall_now() const noexcept override {
     const WallTime t = inner_.wall_now();
     if (std::this_thread::get_id() == victim_.load() && !gated_once_.exchange(true)) {
-      std::unique_lock<std::mutex> lock(mu_);
+      MutexLock lock(mu_);
       reading_taken_ = true;
       cv_.notify_all();
-      cv_.wait(lock, [&] { return released_; });
+      while (!released_) cv_.wait(mu_);
     }
     return t;
   }
@@ -91,11 +94,11 @@ class GatedClock final : public Clock {
 
   void set_victim(std::thread::id id) { victim_.store(id); }
   void wait_for_reading() {
-    std::unique_lock<std::mutex> lock(mu_);
-    cv_.wait(lock, [&] { return reading_taken_; });
+    MutexLock lock(mu_);
+    while (!reading_taken_) cv_.wait(mu_);
   }
   void release() {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     released_ = true;
     cv_.notify_all();
   }
@@ -104,10 +107,10 @@ class GatedClock final : public Clock {
   SimulatedClock& inner_;
   std::atomic<std::thread::id> victim_{};
   mutable std::atomic<bool> gated_once_{false};
-  mutable std::mutex mu_;
-  mutable std::condition_variable cv_;
-  mutable bool reading_taken_ = false;
-  bool released_ = false;
+  mutable Mutex mu_;
+  mutable CondVar cv_;
+  mutable bool reading_taken_ GUARDED_BY(mu_) = false;
+  bool released_ GUARDED_BY(mu_) = false;
 };
 
 TEST(GeneratorConcurrency, ThreadPreemptedBetweenClockReadAndSwapIsNotMistakenForABackwardStep) {

@@ -1,8 +1,11 @@
 #include "snowid/lease_guard.h"
 
-#include <mutex>
+#include "mutex.h"
 
 namespace snowid {
+
+using internal::Mutex;
+using internal::MutexLock;
 namespace {
 
 // Raises `a` to `v` unless it is already at least `v`. Readers never see a
@@ -20,22 +23,22 @@ void raise_to(std::atomic<std::int64_t>& a, std::int64_t v) noexcept {
 // first extension and after the loss, so a compare-and-swap cannot tell the
 // two apart). Both run on the keeper's threads, a few times per lease period;
 // the hot path, permits(), never takes it.
-std::mutex& writers_mutex() noexcept {
-  static std::mutex mu;
+Mutex& writers_mutex() noexcept {
+  static Mutex mu;
   return mu;
 }
 
 }  // namespace
 
 void LeaseGuard::extend(MonoTime deadline, WallTime high_water) noexcept {
-  std::lock_guard<std::mutex> lock(writers_mutex());
+  MutexLock lock(writers_mutex());
   if (lost_.load(std::memory_order_acquire)) return;
   raise_to(high_water_ns_, high_water.time_since_epoch().count());
   raise_to(deadline_ns_, deadline.time_since_epoch().count());
 }
 
 void LeaseGuard::mark_lost() noexcept {
-  std::lock_guard<std::mutex> lock(writers_mutex());
+  MutexLock lock(writers_mutex());
   lost_.store(true, std::memory_order_release);
   // permits() compares against the deadline first: no monotonic time is
   // before INT64_MIN, so from here on nothing is permitted.

@@ -18,14 +18,18 @@
 
 #include <algorithm>
 #include <atomic>
-#include <condition_variable>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
 #include <utility>
 
+#include "mutex.h"
+
 namespace snowid {
+
+using internal::CondVar;
+using internal::Mutex;
+using internal::MutexLock;
 namespace {
 
 // The threads re-read the injected clock at least this often, so they follow
@@ -61,35 +65,38 @@ struct LeaseKeeper::Impl {
 
   // Serialises renewals and the release; held across registry calls, so
   // nothing else (state(), stats(), the watcher, the timeline) ever takes it.
-  std::mutex renew_mu;
-  MonoTime next_due{};  // guarded by renew_mu
-  // Whether the last renewal attempt failed; guarded by renew_mu.
-  bool last_attempt_failed = false;
+  Mutex renew_mu;
+  MonoTime next_due GUARDED_BY(renew_mu){};
+  // Whether the last renewal attempt failed.
+  bool last_attempt_failed GUARDED_BY(renew_mu) = false;
 
   // Orders the timeline's verdicts (UNCERTAIN, LOST) with the renewals that
   // succeed: a renewal that returns after the lease was declared lost
   // extends nothing, and one that extends the guard is never followed by a
   // verdict computed from the deadline before it.
-  std::mutex timeline_mu;
-  MonoTime last_ok_send{};  // guarded by timeline_mu: send time of the last renewal (or the
-                            // acquire) that succeeded
-  Status last_failure;      // guarded by timeline_mu: of the renewals since then, if one failed
+  Mutex timeline_mu;
+  // Send time of the last renewal (or the acquire) that succeeded.
+  MonoTime last_ok_send GUARDED_BY(timeline_mu){};
+  // Of the renewals since then, if one failed.
+  Status last_failure GUARDED_BY(timeline_mu);
 
   // Serialises state changes with their on_state calls, so that callbacks
   // from different threads arrive in the order of the changes.
-  std::mutex callback_mu;
+  Mutex callback_mu;
   // Guards `state_value` transitions and stats. Never held across a registry
   // call or a callback.
-  mutable std::mutex mu;
+  mutable Mutex mu;
   std::atomic<LeaseState> state_value{LeaseState::kHeld};
-  LeaseStats stats;
+  LeaseStats stats GUARDED_BY(mu);
 
   // The threads.
-  std::mutex thread_mu;
-  std::condition_variable wake;  // with thread_mu: stop requested
-  bool stop = false;
-  bool started = false;
-  bool watcher_running = false;  // with thread_mu
+  Mutex thread_mu;
+  CondVar wake;  // with thread_mu: stop requested
+  bool stop GUARDED_BY(thread_mu) = false;
+  bool started GUARDED_BY(thread_mu) = false;
+  bool watcher_running GUARDED_BY(thread_mu) = false;
+  // Started by start() under thread_mu unless stop is set; joined by
+  // stop_threads() after it set stop, so never both at once.
   std::thread renewer;
   std::thread watcher;
   std::thread timeline;
@@ -100,9 +107,9 @@ struct LeaseKeeper::Impl {
   // Moves to `next` unless the state is terminal (LOST and RELEASED never
   // change) or already `next`, then tells on_state.
   void set_state(LeaseState next, const Status& why) {
-    std::lock_guard<std::mutex> order(callback_mu);
+    MutexLock order(callback_mu);
     {
-      std::lock_guard<std::mutex> lock(mu);
+      MutexLock lock(mu);
       const LeaseState cur = state_value.load(std::memory_order_acquire);
       if (cur == next || terminal(cur)) return;
       state_value.store(next, std::memory_order_release);
@@ -137,7 +144,7 @@ struct LeaseKeeper::Impl {
     std::optional<Status> lost;
     MonoTime next = kNever;
     {
-      std::lock_guard<std::mutex> lock(timeline_mu);
+      MutexLock lock(timeline_mu);
       if (guard->lost() || terminal(state_value.load(std::memory_order_acquire))) return kNever;
       const MonoTime expiry = last_ok_send + opt.timing.ttl;
       const MonoTime deadline = guard->deadline();
@@ -166,7 +173,7 @@ struct LeaseKeeper::Impl {
   // How long the lease may still live at `now`, counted from the last
   // successful send: what a renewal call may take at most.
   Duration time_left(MonoTime now) {
-    std::lock_guard<std::mutex> lock(timeline_mu);
+    MutexLock lock(timeline_mu);
     return last_ok_send + opt.timing.ttl - now;
   }
 
@@ -176,15 +183,15 @@ struct LeaseKeeper::Impl {
   // Ids past the mark are refused until a renewal raises it, so the next one
   // is due at once rather than at its time on the monotonic clock (issue 12:
   // a 10 s step left a daemon refusing for 2.6 s). Not after a failed
-  // attempt: retries keep to retry_every. Requires renew_mu.
-  bool mark_running_out() const {
+  // attempt: retries keep to retry_every.
+  bool mark_running_out() const REQUIRES(renew_mu) {
     if (last_attempt_failed) return false;
     return clock.wall_now() >
            guard->high_water() - (opt.timing.stop_after - opt.timing.renew_every);
   }
 
   MonoTime renew_if_due() {
-    std::lock_guard<std::mutex> lock(renew_mu);
+    MutexLock lock(renew_mu);
     if (terminal(state_value.load(std::memory_order_acquire))) return kNever;
     const MonoTime now = clock.mono_now();
     // Also pointless to ask once the lease has certainly expired.
@@ -201,13 +208,13 @@ struct LeaseKeeper::Impl {
     last_attempt_failed = !s.is_ok();
     if (s.is_ok()) {
       {
-        std::lock_guard<std::mutex> stats_lock(mu);
+        MutexLock stats_lock(mu);
         ++stats.renewals;
         stats.last_renewal_latency = reply - send;
         stats.max_renewal_latency = std::max(stats.max_renewal_latency, reply - send);
       }
       {
-        std::lock_guard<std::mutex> timeline_lock(timeline_mu);
+        MutexLock timeline_lock(timeline_mu);
         // Declared lost while the call was under way: it changes nothing.
         if (guard->lost()) return kNever;
         // The deadline counts from the send time: the registry may have
@@ -222,7 +229,7 @@ struct LeaseKeeper::Impl {
       return after == kNever ? kNever : std::min(next_due, after);
     }
     {
-      std::lock_guard<std::mutex> stats_lock(mu);
+      MutexLock stats_lock(mu);
       ++stats.renewal_failures;
     }
     if (s.code() == Code::kLeaseLost) {
@@ -230,7 +237,7 @@ struct LeaseKeeper::Impl {
       return kNever;
     }
     {
-      std::lock_guard<std::mutex> timeline_lock(timeline_mu);
+      MutexLock timeline_lock(timeline_mu);
       last_failure = s;
     }
     next_due = send + opt.retry_every;
@@ -241,62 +248,63 @@ struct LeaseKeeper::Impl {
   // The timeline thread: applies the timeline at each change, so that the
   // state moves on while a renewal call is blocked.
   void timeline_loop() {
-    std::unique_lock<std::mutex> lock(thread_mu);
+    MutexLock lock(thread_mu);
     while (!stop) {
       lock.unlock();
       const MonoTime next = apply_timeline(clock.mono_now());
       lock.lock();
       if (next == kNever) return;
       const Duration left = next - clock.mono_now();
-      if (left > Duration::zero()) wake.wait_for(lock, std::min(left, kMaxSleep));
+      if (left > Duration::zero()) wake.wait_for(thread_mu, std::min(left, kMaxSleep));
     }
   }
 
   void renew_loop() {
-    std::unique_lock<std::mutex> lock(thread_mu);
+    MutexLock lock(thread_mu);
     while (!stop) {
       lock.unlock();
       const MonoTime next = renew_if_due();
       lock.lock();
       if (next == kNever) return;
       const Duration left = next - clock.mono_now();
-      if (left > Duration::zero()) wake.wait_for(lock, std::min(left, kMaxSleep));
+      if (left > Duration::zero()) wake.wait_for(thread_mu, std::min(left, kMaxSleep));
     }
   }
 
   void watch_loop() {
-    std::unique_lock<std::mutex> lock(thread_mu);
-    watch_rounds(lock);
+    MutexLock lock(thread_mu);
+    watch_rounds();
     watcher_running = false;
     wake.notify_all();
   }
 
-  void watch_rounds(std::unique_lock<std::mutex>& lock) {
+  // Returns with thread_mu held, though it lets go of it while it waits.
+  void watch_rounds() REQUIRES(thread_mu) {
     while (!stop && !terminal(state_value.load(std::memory_order_acquire))) {
-      lock.unlock();
+      thread_mu.unlock();
       const Result<bool> lost = registry.wait_lost(grant, kWatchSlice);
-      lock.lock();
+      thread_mu.lock();
       if (stop) return;
       if (lost.is_ok() && lost.value()) {
-        lock.unlock();
+        thread_mu.unlock();
         lose(Status(Code::kLeaseLost,
                     "lease on worker " + worker_text(grant.worker) + " was revoked or expired"));
-        lock.lock();
+        thread_mu.lock();
         return;
       }
       // The registry cannot say: ask again a little later, not in a tight loop.
-      if (!lost.is_ok()) wake.wait_for(lock, std::min(opt.retry_every, kMaxSleep));
+      if (!lost.is_ok()) wake.wait_for(thread_mu, std::min(opt.retry_every, kMaxSleep));
     }
   }
 
   void stop_threads() {
     {
-      std::unique_lock<std::mutex> lock(thread_mu);
+      MutexLock lock(thread_mu);
       stop = true;
       wake.notify_all();
       while (watcher_running) {
         registry.wake_waiters();
-        wake.wait_for(lock, kWakeRepeat);
+        wake.wait_for(thread_mu, kWakeRepeat);
       }
     }
     if (renewer.joinable()) renewer.join();
@@ -326,8 +334,15 @@ Result<std::unique_ptr<LeaseKeeper>> LeaseKeeper::acquire(const Clock& clock,
   if (!grant.is_ok()) return grant.status();
   k.grant = std::move(grant).value();
   k.guard->extend(send + k.opt.timing.stop_after, request.high_water);
-  k.last_ok_send = send;
-  k.next_due = send + k.opt.timing.renew_every;
+  // No thread of the keeper runs yet; the locks are for the analysis.
+  {
+    MutexLock lock(k.timeline_mu);
+    k.last_ok_send = send;
+  }
+  {
+    MutexLock lock(k.renew_mu);
+    k.next_due = send + k.opt.timing.renew_every;
+  }
   if (k.grant.previous_high_water) {
     k.wait_until = *k.grant.previous_high_water +
                    std::max<Duration>(k.opt.timing.max_clock_skew, std::chrono::milliseconds(1));
@@ -355,7 +370,7 @@ MonoTime LeaseKeeper::renew_if_due() { return impl_->renew_if_due(); }
 
 void LeaseKeeper::start() {
   Impl& k = *impl_;
-  std::lock_guard<std::mutex> lock(k.thread_mu);
+  MutexLock lock(k.thread_mu);
   if (k.started || k.stop) return;
   k.started = true;
   k.watcher_running = true;
@@ -367,7 +382,7 @@ void LeaseKeeper::start() {
 Status LeaseKeeper::release(std::optional<WallTime> last_issued) {
   Impl& k = *impl_;
   k.stop_threads();
-  std::lock_guard<std::mutex> lock(k.renew_mu);
+  MutexLock lock(k.renew_mu);
   // Whatever happens below, this holder issues nothing more.
   const WallTime current_mark = k.guard->high_water();
   k.guard->mark_lost();
@@ -403,7 +418,7 @@ LeaseState LeaseKeeper::state() const noexcept {
 }
 
 LeaseStats LeaseKeeper::stats() const noexcept {
-  std::lock_guard<std::mutex> lock(impl_->mu);
+  MutexLock lock(impl_->mu);
   return impl_->stats;
 }
 

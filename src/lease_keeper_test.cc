@@ -15,10 +15,14 @@
 #include <vector>
 
 #include "lease_test_support.h"
+#include "mutex.h"
 #include "snowid/testing/memory_registry.h"
 #include "snowid/testing/simulated_clock.h"
 
 namespace snowid {
+
+using internal::Mutex;
+using internal::MutexLock;
 namespace {
 
 using namespace std::chrono_literals;
@@ -31,18 +35,22 @@ std::int64_t ns(WallTime t) { return t.time_since_epoch().count(); }
 
 // Records every on_state call.
 struct StateLog {
-  std::mutex mu;
-  std::vector<LeaseState> states;
-  std::vector<Code> codes;
+  Mutex mu;
+  std::vector<LeaseState> states GUARDED_BY(mu);
+  std::vector<Code> codes GUARDED_BY(mu);
 
   void add(LeaseState s, const Status& st) {
-    std::lock_guard<std::mutex> lock(mu);
+    MutexLock lock(mu);
     states.push_back(s);
     codes.push_back(st.code());
   }
   std::vector<LeaseState> seen() {
-    std::lock_guard<std::mutex> lock(mu);
+    MutexLock lock(mu);
     return states;
+  }
+  std::vector<Code> seen_codes() {
+    MutexLock lock(mu);
+    return codes;
   }
 };
 
@@ -497,8 +505,9 @@ TEST_F(LeaseKeeperTest, RevokedLeaseIsLostAtTheNextRenewal) {
   EXPECT_EQ(k->state(), LeaseState::kLost);
   EXPECT_TRUE(k->guard()->lost());
   EXPECT_FALSE(permits_now(*k));
-  ASSERT_EQ(log.codes.size(), 1u);
-  EXPECT_EQ(log.codes[0], Code::kLeaseLost);
+  const std::vector<Code> codes = log.seen_codes();
+  ASSERT_EQ(codes.size(), 1u);
+  EXPECT_EQ(codes[0], Code::kLeaseLost);
 }
 
 TEST_F(LeaseKeeperTest, FenceIsNoticedByTheWatcherThreadAndStopsIssuingAtOnce) {

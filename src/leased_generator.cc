@@ -18,15 +18,19 @@
 
 #include <algorithm>
 #include <atomic>
-#include <condition_variable>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
 #include <utility>
 #include <vector>
 
+#include "mutex.h"
+
 namespace snowid {
+
+using internal::CondVar;
+using internal::Mutex;
+using internal::MutexLock;
 namespace {
 
 // The background thread re-reads the injected clock at least this often, so
@@ -67,7 +71,7 @@ struct LeasedGenerator::Impl {
     // Keepers' callbacks take `mu`, so it must not be held while they stop.
     std::vector<std::unique_ptr<Incarnation>> all;
     {
-      std::lock_guard<std::mutex> lock(mu);
+      MutexLock lock(mu);
       all.swap(incarnations);
     }
     all.clear();
@@ -93,17 +97,20 @@ struct LeasedGenerator::Impl {
 
   // Guards everything below. Never held while calling into a keeper (their
   // callbacks take it) or the registry.
-  mutable std::mutex mu;
-  std::condition_variable wake;
-  std::vector<std::unique_ptr<Incarnation>> incarnations;  // every one ever published
-  bool stop = false;
-  bool lost_signal = false;        // a keeper reported LOST
-  bool unhealthy_signal = false;   // a generator turned unhealthy
-  bool unhealthy_handled = false;  // its lease released and the user told
+  mutable Mutex mu;
+  CondVar wake;
+  // Every one ever published.
+  std::vector<std::unique_ptr<Incarnation>> incarnations GUARDED_BY(mu);
+  bool stop GUARDED_BY(mu) = false;
+  bool lost_signal GUARDED_BY(mu) = false;        // a keeper reported LOST
+  bool unhealthy_signal GUARDED_BY(mu) = false;   // a generator turned unhealthy
+  bool unhealthy_handled GUARDED_BY(mu) = false;  // its lease released and the user told
   // The incarnation whose generator reported first; the status it reported.
-  Incarnation* unhealthy_reporter = nullptr;
-  Status unhealthy_status;
-  Status lost_status;
+  Incarnation* unhealthy_reporter GUARDED_BY(mu) = nullptr;
+  Status unhealthy_status GUARDED_BY(mu);
+  Status lost_status GUARDED_BY(mu);
+  // Started by create() before any other thread can see this object, joined
+  // by stop_thread().
   std::thread background;
 
   void event(LeaseEvent::Kind kind, std::optional<WorkerId> worker, const Status& status,
@@ -114,7 +121,7 @@ struct LeasedGenerator::Impl {
   void on_keeper_state(LeaseState state, const Status& status) {
     if (state == LeaseState::kLost) {
       {
-        std::lock_guard<std::mutex> lock(mu);
+        MutexLock lock(mu);
         lost_signal = true;
         lost_status = status;
       }
@@ -127,7 +134,7 @@ struct LeasedGenerator::Impl {
   // release and the user's callback follow on the background thread.
   void on_generator_unhealthy(Incarnation* reporter, const Status& status) {
     {
-      std::lock_guard<std::mutex> lock(mu);
+      MutexLock lock(mu);
       if (!unhealthy_signal) {
         unhealthy_signal = true;
         unhealthy_reporter = reporter;
@@ -186,8 +193,8 @@ struct LeasedGenerator::Impl {
     return inc;
   }
 
-  // Makes `inc` the one callers issue from. Requires mu.
-  void publish_locked(std::unique_ptr<Incarnation> inc) {
+  // Makes `inc` the one callers issue from.
+  void publish_locked(std::unique_ptr<Incarnation> inc) REQUIRES(mu) {
     Incarnation* raw = inc.get();
     incarnations.push_back(std::move(inc));
     current.store(raw, std::memory_order_release);
@@ -229,12 +236,12 @@ struct LeasedGenerator::Impl {
   }
 
   // Waits on the injected clock until `until`; false if stopping or the
-  // clock went back meanwhile. Requires mu (through `lock`).
-  bool sleep_until(std::unique_lock<std::mutex>& lock, MonoTime until) {
+  // clock went back meanwhile.
+  bool sleep_until(MonoTime until) REQUIRES(mu) {
     while (!stop && !unhealthy_signal) {
       const Duration left = until - clock.mono_now();
       if (left <= Duration::zero()) return true;
-      wake.wait_for(lock, std::min(left, kMaxSleep));
+      wake.wait_for(mu, std::min(left, kMaxSleep));
     }
     return false;
   }
@@ -242,10 +249,10 @@ struct LeasedGenerator::Impl {
   // The lease of `inc` is lost: stop it and acquire a fresh id, retrying
   // with a growing delay until it works, the object is closed or a generator
   // reports the clock gone back (a host whose clock cannot be trusted takes
-  // no new id). Requires mu (through `lock`), which it releases meanwhile.
-  void replace(Incarnation& inc, std::unique_lock<std::mutex>& lock) {
+  // no new id). Releases mu meanwhile; returns with it held.
+  void replace(Incarnation& inc) REQUIRES(mu) {
     const Status why = lost_status;
-    lock.unlock();
+    mu.unlock();
     inc.retired.store(true, std::memory_order_release);
     event(LeaseEvent::Kind::kLost, inc.keeper->worker(), why);
     // Already refusing (its guard is lost); closing records its exact last
@@ -259,30 +266,30 @@ struct LeasedGenerator::Impl {
       issued_through = issued_through ? std::max(*issued_through, *last) : *last;
     }
     for (;;) {
-      lock.lock();
+      mu.lock();
       if (stop || unhealthy_signal) return;
-      lock.unlock();
+      mu.unlock();
       Result<std::unique_ptr<Incarnation>> next = make_incarnation();
       if (next.is_ok()) {
         std::unique_ptr<Incarnation> fresh = std::move(next).value();
         const WorkerId worker = fresh->keeper->worker();
-        lock.lock();
+        mu.lock();
         // Checked again under mu: a report that landed while acquiring must
         // not be followed by a new generator, and run() handles it next.
         if (stop || unhealthy_signal) {
-          lock.unlock();
+          mu.unlock();
           discard(std::move(fresh));
-          lock.lock();
+          mu.lock();
           return;
         }
         publish_locked(std::move(fresh));
         reacquire_delay = opt.reacquire_every;
-        lock.unlock();
+        mu.unlock();
         event(LeaseEvent::Kind::kAcquired, worker, Status::ok());
         // Counted after publishing: whoever sees the count also sees the new
         // generator through `current`, and the event.
         reacquisitions.fetch_add(1, std::memory_order_acq_rel);
-        lock.lock();
+        mu.lock();
         return;
       }
       // Counted from the failure, before telling of it.
@@ -290,9 +297,9 @@ struct LeasedGenerator::Impl {
       const Duration cap = std::max(kMaxReacquireDelay, opt.reacquire_every);
       reacquire_delay = reacquire_delay >= cap / 2 ? cap : reacquire_delay * 2;
       event(LeaseEvent::Kind::kAcquireFailed, std::nullopt, next.status());
-      lock.lock();
-      if (!sleep_until(lock, retry_at)) return;
-      lock.unlock();
+      mu.lock();
+      if (!sleep_until(retry_at)) return;
+      mu.unlock();
     }
   }
 
@@ -313,7 +320,7 @@ struct LeasedGenerator::Impl {
   }
 
   void run() {
-    std::unique_lock<std::mutex> lock(mu);
+    MutexLock lock(mu);
     while (!stop) {
       if (unhealthy_signal && !unhealthy_handled) {
         unhealthy_handled = true;
@@ -326,19 +333,20 @@ struct LeasedGenerator::Impl {
       }
       Incarnation* inc = current.load(std::memory_order_acquire);
       if (!unhealthy_signal && inc->keeper->state() == LeaseState::kLost) {
-        replace(*inc, lock);
+        replace(*inc);
         continue;
       }
       lost_signal = false;
-      wake.wait_for(lock, kMaxSleep, [this] {
-        return stop || lost_signal || (unhealthy_signal && !unhealthy_handled);
-      });
+      const auto until = std::chrono::steady_clock::now() + kMaxSleep;
+      while (!stop && !lost_signal && !(unhealthy_signal && !unhealthy_handled)) {
+        if (wake.wait_until(mu, until) == std::cv_status::timeout) break;
+      }
     }
   }
 
   void stop_thread() {
     {
-      std::lock_guard<std::mutex> lock(mu);
+      MutexLock lock(mu);
       stop = true;
     }
     wake.notify_all();
@@ -407,7 +415,7 @@ Result<std::unique_ptr<LeasedGenerator>> LeasedGenerator::create(const Clock& cl
   }
   const WorkerId worker = first.value()->keeper->worker();
   {
-    std::lock_guard<std::mutex> lock(impl->mu);
+    MutexLock lock(impl->mu);
     impl->publish_locked(std::move(first).value());
   }
   impl->event(LeaseEvent::Kind::kAcquired, worker, Status::ok());
@@ -444,7 +452,7 @@ Status LeasedGenerator::close() {
   {
     // Turned unhealthy just before the close, before the background thread
     // could handle it: handle it here.
-    std::unique_lock<std::mutex> lock(m.mu);
+    MutexLock lock(m.mu);
     if (m.unhealthy_signal && !m.unhealthy_handled) {
       m.unhealthy_handled = true;
       Incarnation* reporter = m.unhealthy_reporter;
@@ -483,7 +491,7 @@ Status LeasedGenerator::health() const {
   if (m.unhealthy.load(std::memory_order_acquire)) {
     // Whichever generator reported: the current one may have been given back
     // healthy because of it.
-    std::lock_guard<std::mutex> lock(m.mu);
+    MutexLock lock(m.mu);
     return m.unhealthy_status;
   }
   return m.current.load(std::memory_order_acquire)->generator->health();
@@ -501,7 +509,7 @@ LeaseState LeasedGenerator::lease_state() const noexcept {
 
 GeneratorStats LeasedGenerator::stats() const noexcept {
   GeneratorStats sum;
-  std::lock_guard<std::mutex> lock(impl_->mu);
+  MutexLock lock(impl_->mu);
   for (const auto& inc : impl_->incarnations) {
     const GeneratorStats s = inc->generator->stats();
     sum.sequence_exhausted += s.sequence_exhausted;
@@ -519,7 +527,7 @@ GeneratorStats LeasedGenerator::stats() const noexcept {
 LeaseStats LeasedGenerator::lease_stats() const noexcept {
   LeaseStats sum;
   const Incarnation* cur = impl_->current.load(std::memory_order_acquire);
-  std::lock_guard<std::mutex> lock(impl_->mu);
+  MutexLock lock(impl_->mu);
   for (const auto& inc : impl_->incarnations) {
     const LeaseStats s = inc->keeper->stats();
     sum.renewals += s.renewals;

@@ -14,19 +14,22 @@
 #include <iostream>
 #include <limits>
 #include <memory>
-#include <mutex>
 #include <set>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "lease_test_support.h"
+#include "mutex.h"
 #include "snowid/lease_keeper.h"
 #include "snowid/testing/memory_fence_store.h"
 #include "snowid/testing/memory_registry.h"
 #include "snowid/testing/simulated_clock.h"
 
 namespace snowid {
+
+using internal::Mutex;
+using internal::MutexLock;
 namespace {
 
 using namespace std::chrono_literals;
@@ -49,26 +52,26 @@ Decoded decode(const Layout& layout, std::uint64_t id) {
 class EventLog {
  public:
   void add(const LeaseEvent& e) {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     events_.push_back(to_string(e));
     kinds_.push_back(e.kind);
     codes_.push_back(e.status.code());
   }
   std::vector<LeaseEvent::Kind> kinds() const {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     return kinds_;
   }
   std::vector<std::string> events() const {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     return events_;
   }
   bool has(const std::string& prefix) const {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     return std::any_of(events_.begin(), events_.end(),
                        [&](const std::string& e) { return e.rfind(prefix, 0) == 0; });
   }
   std::vector<Code> codes_of(const std::string& prefix) const {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     std::vector<Code> out;
     for (std::size_t i = 0; i < events_.size(); ++i) {
       if (events_[i].rfind(prefix, 0) == 0) out.push_back(codes_[i]);
@@ -77,10 +80,10 @@ class EventLog {
   }
 
  private:
-  mutable std::mutex mu_;
-  std::vector<std::string> events_;
-  std::vector<LeaseEvent::Kind> kinds_;
-  std::vector<Code> codes_;
+  mutable Mutex mu_;
+  std::vector<std::string> events_ GUARDED_BY(mu_);
+  std::vector<LeaseEvent::Kind> kinds_ GUARDED_BY(mu_);
+  std::vector<Code> codes_ GUARDED_BY(mu_);
 };
 
 std::string worker_text(WorkerId w) {

@@ -25,13 +25,17 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <condition_variable>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <utility>
 
+#include "mutex.h"
+
 namespace snowid {
+
+using internal::CondVar;
+using internal::Mutex;
+using internal::MutexLock;
 namespace {
 
 // condition_variable::wait_for computes now() + d, which overflows for
@@ -131,13 +135,13 @@ class SequenceBuffer::Impl {
 
   ~Impl() {
     {
-      std::unique_lock<std::mutex> lock(mu_);
+      MutexLock lock(mu_);
       stop_ = true;
       fetcher_wake_.notify_all();
       numbers_ready_.notify_all();
       // Callers still waiting (a breach of the contract) leave before the
       // memory goes.
-      callers_gone_.wait(lock, [this] { return waiting_callers_ == 0; });
+      while (waiting_callers_ != 0) callers_gone_.wait(mu_);
     }
     if (fetcher_.joinable()) fetcher_.join();
   }
@@ -145,7 +149,7 @@ class SequenceBuffer::Impl {
   const std::string& name() const noexcept { return name_; }
 
   Result<std::int64_t> next() {
-    std::unique_lock<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     WaitBudget budget(opt_.wait_timeout);
     for (;;) {
       if (current_.first < current_.end) {
@@ -155,7 +159,7 @@ class SequenceBuffer::Impl {
         return n;
       }
       if (Status s = unavailable_now(); !s.is_ok()) return s;
-      if (Status s = wait_for_numbers(lock, budget); !s.is_ok()) return s;
+      if (Status s = wait_for_numbers(budget); !s.is_ok()) return s;
     }
   }
 
@@ -163,7 +167,7 @@ class SequenceBuffer::Impl {
     if (Status s = check_count(count); !s.is_ok()) return s;
     std::vector<SequenceRange> got;
     std::int64_t need = count;
-    std::unique_lock<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     WaitBudget budget(opt_.wait_timeout);
     while (need > 0) {
       if (current_.first < current_.end) {
@@ -180,7 +184,7 @@ class SequenceBuffer::Impl {
         // call lacks, so a count larger than the step costs one round trip,
         // not count / step of them.
         wanted_ = std::max(wanted_, need);
-        s = wait_for_numbers(lock, budget);
+        s = wait_for_numbers(budget);
       }
       if (!s.is_ok()) {
         stats_.numbers_lost += static_cast<std::uint64_t>(count - need);
@@ -199,7 +203,7 @@ class SequenceBuffer::Impl {
 
   Result<bool> try_next_n(std::int64_t count, std::vector<SequenceRange>& out) {
     if (Status s = check_count(count); !s.is_ok()) return s;
-    std::unique_lock<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     if (buffered() < count) {
       if (!final_error_.is_ok()) return final_error_;
       return false;
@@ -227,7 +231,7 @@ class SequenceBuffer::Impl {
   }
 
   SequenceBufferStats stats() const {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     SequenceBufferStats s = stats_;
     s.buffered = buffered();
     return s;
@@ -253,28 +257,27 @@ class SequenceBuffer::Impl {
     bool counted = false;  // stats_.waits counts callers, not wakes
   };
 
-  // Requires mu_.
-  std::int64_t buffered() const { return current_.size() + standby_.size(); }
+  std::int64_t buffered() const REQUIRES(mu_) { return current_.size() + standby_.size(); }
 
-  // Requires mu_. Does the fetcher have a range to fetch?
-  bool fetch_needed() const {
+  // Does the fetcher have a range to fetch?
+  bool fetch_needed() const REQUIRES(mu_) {
     return !stop_ && final_error_.is_ok() && standby_.size() == 0 &&
            current_.size() <= current_threshold_;
   }
 
-  // Requires mu_. Wakes the fetcher when a fetch is needed and it has not
-  // been asked yet. No allocation: this is on the hot path.
-  void maybe_request_fetch() {
+  // Wakes the fetcher when a fetch is needed and it has not been asked yet.
+  // No allocation: this is on the hot path.
+  void maybe_request_fetch() REQUIRES(mu_) {
     if (!fetch_requested_ && fetch_needed()) {
       fetch_requested_ = true;
       fetcher_wake_.notify_one();
     }
   }
 
-  // Requires mu_; 1 <= k <= current_.size(). Takes k numbers from the
-  // current range, promotes the standby when the current is spent, and asks
-  // for the next range when the threshold is reached.
-  void take_from_current(std::int64_t k) {
+  // 1 <= k <= current_.size(). Takes k numbers from the current range,
+  // promotes the standby when the current is spent, and asks for the next
+  // range when the threshold is reached.
+  void take_from_current(std::int64_t k) REQUIRES(mu_) {
     current_.first += k;
     if (current_.first == current_.end) {
       if (opt_.adaptive) adapt(clock_.mono_now() - current_since_);
@@ -286,16 +289,15 @@ class SequenceBuffer::Impl {
     maybe_request_fetch();
   }
 
-  // Requires mu_.
-  void make_current(SequenceRange r) {
+  void make_current(SequenceRange r) REQUIRES(mu_) {
     current_ = r;
     current_threshold_ = refill_threshold(opt_.refill_at, r.size());
     current_since_ = clock_.mono_now();
   }
 
-  // Requires mu_. The rule of SequenceBufferOptions::adaptive, applied to
-  // the size of the next request once a range's life is known.
-  void adapt(Duration life) {
+  // The rule of SequenceBufferOptions::adaptive, applied to the size of the
+  // next request once a range's life is known.
+  void adapt(Duration life) REQUIRES(mu_) {
     if (request_size_ <= 0) return;  // the sequence's step is not known yet
     if (life < opt_.target_range_life / 2) {
       request_size_ = request_size_ > opt_.max_step / 2 ? opt_.max_step : 2 * request_size_;
@@ -306,17 +308,17 @@ class SequenceBuffer::Impl {
     stats_.step = request_size_;
   }
 
-  // Requires mu_ and both buffers dry: the error to return at once, if any.
-  Status unavailable_now() const {
+  // Both buffers dry: the error to return at once, if any.
+  Status unavailable_now() const REQUIRES(mu_) {
     if (!final_error_.is_ok()) return final_error_;
     if (stop_) return Status(Code::kUnavailable, "buffer of '" + name_ + "' closing");
     return Status::ok();
   }
 
-  // Requires mu_ (held by `lock`) and both buffers dry. Waits up to
-  // budget.left for numbers, a final error or stop. OK when the caller
-  // should look again; kUnavailable once the budget is spent.
-  Status wait_for_numbers(std::unique_lock<std::mutex>& lock, WaitBudget& budget) {
+  // Both buffers dry. Waits up to budget.left for numbers, a final error or
+  // stop, releasing mu_ meanwhile. OK when the caller should look again;
+  // kUnavailable once the budget is spent.
+  Status wait_for_numbers(WaitBudget& budget) REQUIRES(mu_) {
     maybe_request_fetch();
     if (!budget.counted) {
       budget.counted = true;
@@ -326,7 +328,7 @@ class SequenceBuffer::Impl {
     if (budget.left > Duration::zero()) {
       ++waiting_callers_;
       const MonoTime start = clock_.mono_now();
-      woken = wait_sliced(numbers_ready_, lock, budget.left, [this] {
+      woken = wait_sliced(numbers_ready_, budget.left, [this]() REQUIRES(mu_) {
         return stop_ || !final_error_.is_ok() || current_.first < current_.end;
       });
       const Duration waited = clock_.mono_now() - start;
@@ -343,22 +345,27 @@ class SequenceBuffer::Impl {
                                                  : stats_.last_error.to_string()));
   }
 
-  // cv.wait_for(lock, d, pred) for any d, however long. True when pred holds.
+  // Waits on `cv` until pred holds or `d` has passed, for any d, however
+  // long (each slice is a wait of at most kLongestWait). True when pred
+  // holds. pred runs with mu_ held.
   template <typename Pred>
-  static bool wait_sliced(std::condition_variable& cv, std::unique_lock<std::mutex>& lock,
-                          Duration d, Pred pred) {
-    while (d > kLongestWait) {
-      if (cv.wait_for(lock, kLongestWait, pred)) return true;
+  bool wait_sliced(CondVar& cv, Duration d, Pred pred) REQUIRES(mu_) {
+    for (;;) {
+      const auto until = std::chrono::steady_clock::now() + std::min(d, kLongestWait);
+      while (!pred()) {
+        if (cv.wait_until(mu_, until) == std::cv_status::timeout) break;
+      }
+      if (pred()) return true;
+      if (d <= kLongestWait) return false;
       d -= kLongestWait;
     }
-    return cv.wait_for(lock, d, pred);
   }
 
   // The fetcher thread: takes a range whenever one is requested, until stop.
   void fetch_loop() {
-    std::unique_lock<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     for (;;) {
-      fetcher_wake_.wait(lock, [this] { return stop_ || fetch_requested_; });
+      while (!stop_ && !fetch_requested_) fetcher_wake_.wait(mu_);
       if (stop_) return;
       if (!final_error_.is_ok()) {
         fetch_requested_ = false;
@@ -404,7 +411,7 @@ class SequenceBuffer::Impl {
         continue;
       }
       // Retry after the backoff, unless stopped meanwhile.
-      wait_sliced(fetcher_wake_, lock, backoff_, [this] { return stop_; });
+      wait_sliced(fetcher_wake_, backoff_, [this]() REQUIRES(mu_) { return stop_; });
       backoff_ = backoff_ > opt_.retry_backoff_max / 2 ? opt_.retry_backoff_max : 2 * backoff_;
     }
   }
@@ -418,9 +425,9 @@ class SequenceBuffer::Impl {
     return SequenceRange{0, info->step};
   }
 
-  // Requires mu_. Refuses a range that would break the guarantees: empty,
-  // negative, or not after every range taken before.
-  Result<SequenceRange> check_range(SequenceRange r) const {
+  // Refuses a range that would break the guarantees: empty, negative, or not
+  // after every range taken before.
+  Result<SequenceRange> check_range(SequenceRange r) const REQUIRES(mu_) {
     if (r.first < 0 || r.end <= r.first || r.first < high_water_) {
       return Status(Code::kDataLoss, "the store returned range [" + std::to_string(r.first) + ", " +
                                          std::to_string(r.end) + ") of '" + name_ +
@@ -429,8 +436,8 @@ class SequenceBuffer::Impl {
     return r;
   }
 
-  // Requires mu_. Stores a fetched range and wakes the callers.
-  void accept(SequenceRange r, std::int64_t asked) {
+  // Stores a fetched range and wakes the callers.
+  void accept(SequenceRange r, std::int64_t asked) REQUIRES(mu_) {
     ++stats_.ranges_fetched;
     stats_.last_error = Status::ok();
     // What the range covers is no longer lacking. Not cleared outright: the
@@ -456,29 +463,31 @@ class SequenceBuffer::Impl {
   const Clock& clock_;
   const SequenceBufferOptions opt_;
 
-  mutable std::mutex mu_;
-  std::condition_variable fetcher_wake_;   // fetch_requested_ or stop_
-  std::condition_variable numbers_ready_;  // a range arrived, a final error, or stop_
-  std::condition_variable callers_gone_;   // waiting_callers_ reached 0 after stop_
+  mutable Mutex mu_;
+  CondVar fetcher_wake_;   // fetch_requested_ or stop_
+  CondVar numbers_ready_;  // a range arrived, a final error, or stop_
+  CondVar callers_gone_;   // waiting_callers_ reached 0 after stop_
 
-  // All below guarded by mu_.
-  SequenceRange current_;               // numbers [first, end) not handed out yet
-  std::int64_t current_threshold_ = 0;  // refill when current_.size() <= this
-  MonoTime current_since_{};            // when current_ became current
-  SequenceRange standby_;               // the next range, empty when none
-  std::int64_t high_water_ = 0;         // end of the last range taken
+  // Numbers [first, end) not handed out yet.
+  SequenceRange current_ GUARDED_BY(mu_);
+  std::int64_t current_threshold_ GUARDED_BY(mu_) = 0;  // refill when current_.size() <= this
+  MonoTime current_since_ GUARDED_BY(mu_){};            // when current_ became current
+  SequenceRange standby_ GUARDED_BY(mu_);               // the next range, empty when none
+  std::int64_t high_water_ GUARDED_BY(mu_) = 0;         // end of the last range taken
   // The size of the next take(): 0 asks for the sequence's step; -1 (an
   // adaptive buffer with step 0, before its first call) asks get() first.
-  std::int64_t request_size_ = 0;
+  std::int64_t request_size_ GUARDED_BY(mu_) = 0;
   // The most numbers a waiting next_n() lacks; the next take asks for at
   // least this many. 0: no caller is short.
-  std::int64_t wanted_ = 0;
-  Duration backoff_;
-  bool fetch_requested_ = false;  // the fetcher has work; set by whoever asks
-  Status final_error_;            // a non-retryable answer of the store: stands
-  bool stop_ = false;
-  int waiting_callers_ = 0;
-  SequenceBufferStats stats_;
+  std::int64_t wanted_ GUARDED_BY(mu_) = 0;
+  Duration backoff_ GUARDED_BY(mu_);
+  // The fetcher has work; set by whoever asks.
+  bool fetch_requested_ GUARDED_BY(mu_) = false;
+  // A non-retryable answer of the store: stands.
+  Status final_error_ GUARDED_BY(mu_);
+  bool stop_ GUARDED_BY(mu_) = false;
+  int waiting_callers_ GUARDED_BY(mu_) = 0;
+  SequenceBufferStats stats_ GUARDED_BY(mu_);
 
   std::thread fetcher_;
 };

@@ -9,17 +9,20 @@
 #include <chrono>
 #include <cstdint>
 #include <iostream>
-#include <mutex>
 #include <random>
 #include <thread>
 #include <vector>
 
+#include "mutex.h"
 #include "snowid/sequence_buffer.h"
 #include "snowid/testing/faulty_ticket_store.h"
 #include "snowid/testing/memory_ticket_store.h"
 #include "snowid/testing/simulated_clock.h"
 
 namespace snowid {
+
+using internal::Mutex;
+using internal::MutexLock;
 namespace {
 
 using namespace std::chrono_literals;
@@ -39,7 +42,7 @@ class RecordingStore final : public TicketStore {
   Result<SequenceRange> take(std::string_view name, std::int64_t size) override {
     Result<SequenceRange> r = inner_.take(name, size);
     if (r.is_ok()) {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(mu_);
       ranges_.push_back(r.value());
     }
     return r;
@@ -50,7 +53,7 @@ class RecordingStore final : public TicketStore {
 
   // Sorted by first number.
   std::vector<SequenceRange> ranges() const {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     std::vector<SequenceRange> out = ranges_;
     std::sort(out.begin(), out.end(),
               [](const SequenceRange& a, const SequenceRange& b) { return a.first < b.first; });
@@ -59,8 +62,8 @@ class RecordingStore final : public TicketStore {
 
  private:
   TicketStore& inner_;
-  mutable std::mutex mu_;
-  std::vector<SequenceRange> ranges_;
+  mutable Mutex mu_;
+  std::vector<SequenceRange> ranges_ GUARDED_BY(mu_);
 };
 
 // Injects faults into `store` at random until stopped. Only retryable

@@ -10,18 +10,21 @@
 #include <cmath>
 #include <functional>
 #include <limits>
-#include <mutex>
 #include <set>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "lease_test_support.h"
+#include "mutex.h"
 #include "snowid/testing/faulty_ticket_store.h"
 #include "snowid/testing/memory_ticket_store.h"
 #include "snowid/testing/simulated_clock.h"
 
 namespace snowid {
+
+using internal::Mutex;
+using internal::MutexLock;
 namespace {
 
 using namespace std::chrono_literals;
@@ -40,7 +43,7 @@ class ProbeStore final : public TicketStore {
  public:
   explicit ProbeStore(TicketStore& inner) : inner_(inner) {}
   void set_latency(SimulatedClock& clock, Duration latency) {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     clock_ = &clock;
     latency_ = latency;
   }
@@ -50,13 +53,13 @@ class ProbeStore final : public TicketStore {
   }
   Result<SequenceRange> take(std::string_view name, std::int64_t size) override {
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(mu_);
       asked_.push_back(size);
       max_in_flight_ = std::max(max_in_flight_, ++in_flight_);
       if (clock_ != nullptr) clock_->advance(latency_);
     }
     Result<SequenceRange> r = inner_.take(name, size);
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     --in_flight_;
     return r;
   }
@@ -65,22 +68,22 @@ class ProbeStore final : public TicketStore {
   std::string_view kind() const noexcept override { return inner_.kind(); }
 
   std::vector<std::int64_t> asked() const {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     return asked_;
   }
   int max_in_flight() const {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(mu_);
     return max_in_flight_;
   }
 
  private:
   TicketStore& inner_;
-  mutable std::mutex mu_;
-  std::vector<std::int64_t> asked_;
-  int in_flight_ = 0;
-  int max_in_flight_ = 0;
-  SimulatedClock* clock_ = nullptr;
-  Duration latency_ = Duration::zero();
+  mutable Mutex mu_;
+  std::vector<std::int64_t> asked_ GUARDED_BY(mu_);
+  int in_flight_ GUARDED_BY(mu_) = 0;
+  int max_in_flight_ GUARDED_BY(mu_) = 0;
+  SimulatedClock* clock_ GUARDED_BY(mu_) = nullptr;
+  Duration latency_ GUARDED_BY(mu_) = Duration::zero();
 };
 
 class SequenceBufferTest : public ::testing::Test {

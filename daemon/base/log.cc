@@ -6,10 +6,10 @@
 #include <charconv>
 #include <cmath>
 #include <cstddef>
-#include <mutex>
 #include <type_traits>
 
 #include "json_text.h"
+#include "mutex.h"
 
 namespace snowid::daemon {
 namespace {
@@ -19,8 +19,8 @@ namespace {
 // signal may cut a write short): the rest of the line follows before any
 // other thread's line, so lines never interleave. One lock for every Logger,
 // since they normally share stderr.
-std::mutex& write_mutex() {
-  static std::mutex m;
+internal::Mutex& write_mutex() {
+  static internal::Mutex m;
   return m;
 }
 
@@ -111,7 +111,7 @@ void append_value(std::string& out, const LogField::Value& value, bool json) {
 // Writes all of `line`, retrying after a signal and after a partial write.
 // Gives up on any other error (the line is dropped, or its end is).
 void write_all(int fd, std::string_view line) noexcept {
-  std::lock_guard<std::mutex> lock(write_mutex());
+  internal::MutexLock lock(write_mutex());
   while (!line.empty()) {
     const ssize_t n = ::write(fd, line.data(), line.size());
     if (n < 0) {

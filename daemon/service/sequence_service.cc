@@ -121,7 +121,7 @@ SequenceNumbers SequenceService::try_next(std::string_view name, std::int64_t co
     out.status = std::move(s);
     return out;
   }
-  std::shared_lock<std::shared_mutex> lock(mu_);
+  internal::ReaderLock lock(mu_);
   if (closed_) {
     out.status = Status(Code::kUnavailable, "the daemon is shutting down");
     return out;
@@ -159,7 +159,7 @@ SequenceNumbers SequenceService::try_next(std::string_view name, std::int64_t co
 
 Result<std::shared_ptr<SequenceBuffer>> SequenceService::buffer_for(std::string_view name) {
   const auto find = [&]() -> Result<std::shared_ptr<SequenceBuffer>> {
-    std::shared_lock<std::shared_mutex> lock(mu_);
+    internal::ReaderLock lock(mu_);
     if (closed_) return Status(Code::kUnavailable, "the daemon is shutting down");
     const auto it = entries_.find(name);
     if (it == entries_.end() || !it->second->buffer) return std::shared_ptr<SequenceBuffer>();
@@ -168,13 +168,13 @@ Result<std::shared_ptr<SequenceBuffer>> SequenceService::buffer_for(std::string_
   Result<std::shared_ptr<SequenceBuffer>> found = find();
   if (!found.is_ok() || found.value()) return found;
 
-  std::lock_guard<std::mutex> opening(open_mu_);
+  internal::MutexLock opening(open_mu_);
   found = find();
   if (!found.is_ok() || found.value()) return found;
   {
     // Only this function adds buffers, under open_mu_: the count cannot
     // grow before the buffer below is added.
-    std::shared_lock<std::shared_mutex> lock(mu_);
+    internal::ReaderLock lock(mu_);
     if (open_buffers_ >= options_.max_sequences) {
       return Status(Code::kResourceExhausted,
                     "cannot serve " + quoted(name) + ": " + std::to_string(open_buffers_) +
@@ -191,7 +191,7 @@ Result<std::shared_ptr<SequenceBuffer>> SequenceService::buffer_for(std::string_
       SequenceBuffer::open(*store_, std::string(name), clock_, options_.buffer);
   if (!opened.is_ok()) return opened.status();
   std::shared_ptr<SequenceBuffer> buffer(std::move(opened).value());
-  std::unique_lock<std::shared_mutex> lock(mu_);
+  internal::WriterLock lock(mu_);
   if (closed_) {
     lock.unlock();
     return Status(Code::kUnavailable, "the daemon is shutting down");
@@ -204,7 +204,7 @@ Result<std::shared_ptr<SequenceBuffer>> SequenceService::buffer_for(std::string_
 void SequenceService::retire(std::string_view name, const std::shared_ptr<SequenceBuffer>& buffer) {
   std::shared_ptr<SequenceBuffer> gone;
   {
-    std::unique_lock<std::shared_mutex> lock(mu_);
+    internal::WriterLock lock(mu_);
     const auto it = entries_.find(name);
     if (it == entries_.end() || it->second->buffer != buffer) return;
     Entry& e = *it->second;
@@ -251,7 +251,7 @@ Result<SequenceRange> SequenceService::range(std::string_view name, std::int64_t
                   "size must be between 1 and " + std::to_string(options_.max_range));
   }
   {
-    std::shared_lock<std::shared_mutex> lock(mu_);
+    internal::ReaderLock lock(mu_);
     if (closed_) return Status(Code::kUnavailable, "the daemon is shutting down");
   }
   const MonoTime start = clock_.mono_now();
@@ -261,14 +261,14 @@ Result<SequenceRange> SequenceService::range(std::string_view name, std::int64_t
   {
     // The row exists (the take succeeded), so the entry is bounded by the
     // table's rows.
-    std::shared_lock<std::shared_mutex> lock(mu_);
+    internal::ReaderLock lock(mu_);
     const auto it = entries_.find(name);
     if (it != entries_.end()) {
       it->second->ranges_served.fetch_add(1, std::memory_order_relaxed);
       return taken;
     }
   }
-  std::unique_lock<std::shared_mutex> lock(mu_);
+  internal::WriterLock lock(mu_);
   entry_locked(name).ranges_served.fetch_add(1, std::memory_order_relaxed);
   return taken;
 }
@@ -290,7 +290,7 @@ Result<SequenceDetails> SequenceService::info(std::string_view name) {
   if (!row.is_ok()) return refusal(name, row.status());
   SequenceDetails details;
   details.row = std::move(row).value();
-  std::shared_lock<std::shared_mutex> lock(mu_);
+  internal::ReaderLock lock(mu_);
   const auto it = entries_.find(name);
   if (it != entries_.end() && it->second->buffer) {
     details.buffered = true;
@@ -323,7 +323,7 @@ SequencesSnapshot SequenceService::snapshot() const {
   }
   out.store_latency_total = Duration(store_latency_ns_.load(std::memory_order_relaxed));
 
-  std::shared_lock<std::shared_mutex> lock(mu_);
+  internal::ReaderLock lock(mu_);
   out.sequences.reserve(entries_.size());
   for (const auto& [name, entry] : entries_) {
     SequenceBufferStats s = entry->retired;
@@ -358,7 +358,7 @@ SequencesSnapshot SequenceService::snapshot() const {
 void SequenceService::close() {
   std::vector<std::shared_ptr<SequenceBuffer>> gone;
   {
-    std::unique_lock<std::shared_mutex> lock(mu_);
+    internal::WriterLock lock(mu_);
     closed_ = true;
     for (auto& [name, entry] : entries_) {
       if (!entry->buffer) continue;

@@ -29,12 +29,11 @@
 #include <cstdint>
 #include <map>
 #include <memory>
-#include <mutex>
-#include <shared_mutex>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "mutex.h"
 #include "snowid/sequence_buffer.h"
 #include "snowid/status.h"
 #include "snowid/ticket_store.h"
@@ -175,8 +174,8 @@ class SequenceService {
   Result<std::shared_ptr<SequenceBuffer>> buffer_for(std::string_view name);
   // Drops `buffer` if it still serves `name`, keeping its counters.
   void retire(std::string_view name, const std::shared_ptr<SequenceBuffer>& buffer);
-  // The entry of `name`, made if absent. Caller holds mu_ exclusively.
-  Entry& entry_locked(std::string_view name);
+  // The entry of `name`, made if absent.
+  Entry& entry_locked(std::string_view name) REQUIRES(mu_);
   // Records one direct store call.
   void count_store_call(Duration latency, bool failed) noexcept;
   // OK, or why no call may go on: off, a bad name, closed.
@@ -193,13 +192,13 @@ class SequenceService {
   // buffer. A buffer is destroyed only on a thread that may wait (its
   // destructor joins the fetcher, which may be in a take): the event loops
   // use buffers under the shared lock and never keep a reference.
-  mutable std::shared_mutex mu_;
-  std::map<std::string, std::unique_ptr<Entry>, std::less<>> entries_;  // guarded by mu_
-  bool closed_ = false;                                                 // guarded by mu_
-  std::size_t open_buffers_ = 0;                                        // guarded by mu_
+  mutable internal::SharedMutex mu_;
+  std::map<std::string, std::unique_ptr<Entry>, std::less<>> entries_ GUARDED_BY(mu_);
+  bool closed_ GUARDED_BY(mu_) = false;
+  std::size_t open_buffers_ GUARDED_BY(mu_) = 0;
   // Serialises opening buffers, so that two requests for a new sequence
-  // open one buffer between them.
-  std::mutex open_mu_;
+  // open one buffer between them. Taken before mu_.
+  internal::Mutex open_mu_ ACQUIRED_BEFORE(mu_);
 
   // Direct store calls (the buffers count their own).
   std::atomic<std::uint64_t> store_calls_{0};
