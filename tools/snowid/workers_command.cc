@@ -69,9 +69,9 @@ Result<std::unique_ptr<WorkerRegistry>> open_for(const WorkersOptions& opt, cons
   Result<const Layout*> now = layout_now(opt, file);
   if (!now.is_ok()) return now.status();
   *layout = now.value();
-  Result<RegistrySettings> settings = resolve_registry(opt.registry, false);
-  if (!settings.is_ok()) return settings.status();
-  return open_registry(settings.value(), **layout, system_clock());
+  Result<host::RegistryConfig> config = resolve_registry(opt.registry, false);
+  if (!config.is_ok()) return config.status();
+  return host::open_registry(config.value(), **layout, system_clock());
 }
 
 int write_out(const std::string& text);
@@ -82,9 +82,7 @@ Result<host::RegistryConfig> store_config(const WorkersOptions& opt, const Layou
   Result<const Layout*> now = layout_now(opt, file);
   if (!now.is_ok()) return now.status();
   *layout = now.value();
-  Result<RegistrySettings> settings = resolve_registry(opt.registry, false);
-  if (!settings.is_ok()) return settings.status();
-  return registry_config(settings.value());
+  return resolve_registry(opt.registry, false);
 }
 
 int run_init(const WorkersOptions& opt) {
