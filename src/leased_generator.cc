@@ -26,6 +26,8 @@
 #include <utility>
 #include <vector>
 
+#include "snowid/lease_rules.h"
+
 namespace snowid {
 namespace {
 
@@ -535,8 +537,7 @@ std::uint64_t LeasedGenerator::reacquisitions() const noexcept {
 }
 
 std::string to_string(const LeaseEvent& e) {
-  const std::string worker =
-      e.worker ? std::to_string(e.worker->region) + "/" + std::to_string(e.worker->host) : "";
+  const std::string worker = e.worker ? to_string(*e.worker) : "";
   switch (e.kind) {
     case LeaseEvent::Kind::kAcquired:
       return "acquired worker " + worker;
