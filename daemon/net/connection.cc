@@ -40,6 +40,15 @@ void Connection::close() {
   close_transport();
 }
 
+bool Connection::carry_on(const error_code& ec) {
+  if (state_ == State::kClosed) return false;
+  if (ec) {
+    close();
+    return false;
+  }
+  return true;
+}
+
 void start_connection(std::shared_ptr<Connection> c) {
   asio::any_io_executor ex = c->executor();
   asio::post(ex, [c = std::move(c)] { c->start(); });

@@ -64,6 +64,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // closes or kLinger passes; then closes.
   void linger();
   void close();
+  // For an I/O completion: false if the connection is closed, or `ec`
+  // failed it (it is then closed); true to carry on.
+  bool carry_on(const error_code& ec);
 
   // Runs `work` (returning a Reply) on the pool; `deliver` gets its reply
   // on this connection's executor. A job that starts after drain() forced

@@ -216,11 +216,7 @@ class HttpConnection final : public Connection {
   }
 
   void on_write(const error_code& ec) {
-    if (state_ == State::kClosed) return;
-    if (ec) {
-      close();
-      return;
-    }
+    if (!carry_on(ec)) return;
     if (!keep_alive_) {
       linger();
       return;

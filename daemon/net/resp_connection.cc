@@ -178,11 +178,7 @@ class RespConnection final : public Connection {
   }
 
   void on_write(const error_code& ec) {
-    if (state_ == State::kClosed) return;
-    if (ec) {
-      close();
-      return;
-    }
+    if (!carry_on(ec)) return;
     out_.clear();
     // One large batch reply must not pin its buffer for the connection's life.
     if (out_.capacity() > kKeptOutputCapacity) std::string().swap(out_);
