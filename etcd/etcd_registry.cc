@@ -27,6 +27,7 @@
 #include "gateway_client.h"
 #include "gateway_json.h"
 #include "mutex.h"
+#include "snowid/lease_rules.h"
 #include "store_history.h"
 #include "worker_keys.h"
 #include "worker_values.h"
@@ -60,21 +61,11 @@ constexpr auto kBrokenRoundPause = std::chrono::milliseconds(100);
 // through every member and bounds how long such a stream can hide a fence.
 constexpr auto kQuietWatchRecheck = std::chrono::seconds(5);
 
-std::string worker_text(WorkerId w) {
-  return std::to_string(w.region) + "/" + std::to_string(w.host);
-}
-
 std::string at_ms(WallTime t) { return format_iso8601(t); }
 
 Status unavailable(std::string message) { return Status(Code::kUnavailable, std::move(message)); }
 
 // The larger of two optional instants.
-std::optional<WallTime> later(std::optional<WallTime> a, std::optional<WallTime> b) {
-  if (!a) return b;
-  if (!b) return a;
-  return std::max(*a, *b);
-}
-
 // One worker id's keys as read from etcd.
 struct Slot {
   std::optional<KeyValue> holder;
@@ -388,7 +379,7 @@ Result<EtcdRegistry::Choice> EtcdRegistry::choose(const LeaseRequest& request,
     const Slot slot = slots.count(host) ? slots[host] : Slot{};
     if (std::optional<std::string> why = refusal(slot)) {
       return Status(Code::kResourceExhausted,
-                    "worker " + worker_text({request.region, host}) + " is " + *why);
+                    "worker " + to_string({request.region, host}) + " is " + *why);
     }
     return Choice{host, slot};
   }
@@ -490,7 +481,7 @@ Result<LeaseGrant> EtcdRegistry::try_acquire(const LeaseRequest& request, std::i
       Result<std::optional<KeyValue>> holder = get(holder_key);
       if (!holder.is_ok()) {
         return unavailable(
-            "acquiring " + worker_text(worker) +
+            "acquiring " + to_string(worker) +
             ": the outcome is unknown and could not be checked: " + reply.status().message());
       }
       if (holder.value() && holder.value()->lease == lease) {
@@ -531,7 +522,7 @@ Status EtcdRegistry::renew_impl(const LeaseGrant& grant, WallTime high_water, Du
   // Real elapsed time, as every network deadline here. A bound beyond a day
   // is none (and would overflow the steady clock's time point).
   if (time_left <= Duration::zero()) {
-    return unavailable("no time left to renew the lease of worker " + worker_text(token->worker));
+    return unavailable("no time left to renew the lease of worker " + to_string(token->worker));
   }
   if (time_left < std::chrono::hours(24)) {
     bounded.deadline = std::chrono::steady_clock::now() +
@@ -541,7 +532,7 @@ Status EtcdRegistry::renew_impl(const LeaseGrant& grant, WallTime high_water, Du
       client_.call("/v3/lease/keepalive", lease_id_body(token->lease), bounded);
   if (!body.is_ok()) {
     if (body.status().code() == Code::kNotFound) {
-      return Status(Code::kLeaseLost, "lease of worker " + worker_text(token->worker) +
+      return Status(Code::kLeaseLost, "lease of worker " + to_string(token->worker) +
                                           " is gone: " + body.status().message());
     }
     return body.status();
@@ -550,7 +541,7 @@ Status EtcdRegistry::renew_impl(const LeaseGrant& grant, WallTime high_water, Du
   if (!ka.is_ok()) return ka.status();
   if (ka->ttl <= 0) {
     return Status(Code::kLeaseLost,
-                  "lease of worker " + worker_text(token->worker) + " was revoked or expired");
+                  "lease of worker " + to_string(token->worker) + " was revoked or expired");
   }
 
   const std::string holder_key = keys_.holder(token->worker);
@@ -586,12 +577,12 @@ Status EtcdRegistry::renew_impl(const LeaseGrant& grant, WallTime high_water, Du
     if (!holder.is_ok()) return holder.status();
     if (!holder.value() || holder.value()->create_revision != token->create_revision) {
       return Status(Code::kLeaseLost,
-                    "worker " + worker_text(token->worker) + " is no longer held by this lease");
+                    "worker " + to_string(token->worker) + " is no longer held by this lease");
     }
     mark = kv_of(reply.value(), 1);
     if (!mark.is_ok()) return mark.status();
   }
-  return unavailable("the mark of worker " + worker_text(token->worker) + " kept changing");
+  return unavailable("the mark of worker " + to_string(token->worker) + " kept changing");
 }
 
 Status EtcdRegistry::release_impl(const LeaseGrant& grant, WallTime high_water) {
@@ -613,8 +604,7 @@ Status EtcdRegistry::release_impl(const LeaseGrant& grant, WallTime high_water) 
     return kv && std::find(sent.begin(), sent.end(), kv->value) != sent.end();
   };
   bool retried = false;  // after a transaction with an unknown outcome
-  Status result =
-      unavailable("the mark of worker " + worker_text(token->worker) + " kept changing");
+  Status result = unavailable("the mark of worker " + to_string(token->worker) + " kept changing");
   for (int round = 0; round < kMarkRounds; ++round) {
     Result<MarkValue> old_mark = mark_of(mark.value());
     if (!old_mark.is_ok()) return old_mark.status();
@@ -661,8 +651,8 @@ Status EtcdRegistry::release_impl(const LeaseGrant& grant, WallTime high_water) 
       if (ours(now_mark.value())) {
         result = Status::ok();
       } else {
-        result = Status(Code::kLeaseLost, "worker " + worker_text(token->worker) +
-                                              " was no longer held by this lease");
+        result = Status(Code::kLeaseLost,
+                        "worker " + to_string(token->worker) + " was no longer held by this lease");
       }
       break;
     }
@@ -804,7 +794,7 @@ Result<std::vector<WorkerRecord>> EtcdRegistry::list_impl(std::optional<std::uin
     Result<MarkValue> mark = mark_of(slot.mark);
     if (!mark.is_ok()) {
       return Status(Code::kDataLoss,
-                    "worker " + worker_text(rec.worker) + ": " + mark.status().message());
+                    "worker " + to_string(rec.worker) + ": " + mark.status().message());
     }
     rec.high_water = mark->high_water;
     rec.released_at = mark->released_at;
@@ -812,7 +802,7 @@ Result<std::vector<WorkerRecord>> EtcdRegistry::list_impl(std::optional<std::uin
       Result<HolderValue> holder = decode_holder(slot.holder->value);
       if (!holder.is_ok()) {
         return Status(Code::kDataLoss,
-                      "worker " + worker_text(rec.worker) + ": " + holder.status().message());
+                      "worker " + to_string(rec.worker) + ": " + holder.status().message());
       }
       rec.holder = holder->info;
       // What is left of the lease, when etcd says (best effort: a record
@@ -839,7 +829,7 @@ Status EtcdRegistry::fence_impl(WorkerId worker) {
   Result<std::optional<KeyValue>> holder = get(holder_key);
   if (!holder.is_ok()) return holder.status();
   if (!holder.value()) {
-    return Status(Code::kNotFound, "worker " + worker_text(worker) + " is not held");
+    return Status(Code::kNotFound, "worker " + to_string(worker) + " is not held");
   }
   const KeyValue& held = *holder.value();
   if (held.lease != 0) {
@@ -874,7 +864,7 @@ Status EtcdRegistry::fence_impl(WorkerId worker) {
     mark = kv_of(reply.value(), 1);
     if (!mark.is_ok()) return mark.status();
   }
-  return unavailable("the mark of worker " + worker_text(worker) + " kept changing");
+  return unavailable("the mark of worker " + to_string(worker) + " kept changing");
 }
 
 // --- The store record -----------------------------------------------------------

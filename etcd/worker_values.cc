@@ -8,6 +8,8 @@
 #include <system_error>
 #include <vector>
 
+#include "snowid/lease_rules.h"
+
 namespace snowid::etcd {
 namespace {
 
@@ -78,13 +80,6 @@ std::optional<Int> parse_decimal(std::string_view s) {
   const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
   if (ec != std::errc() || end != s.data() + s.size()) return std::nullopt;
   return v;
-}
-
-// The larger of two optional instants.
-std::optional<WallTime> later(std::optional<WallTime> a, std::optional<WallTime> b) {
-  if (!a) return b;
-  if (!b) return a;
-  return std::max(*a, *b);
 }
 
 }  // namespace
@@ -203,10 +198,8 @@ std::optional<WallTime> grant_previous_high_water(std::optional<WallTime> mark,
 // expired, fenced or abandoned id, or a mark from before clean releases were
 // recorded, keeps the quarantine (docs/leases.md, "Quarantine").
 std::optional<WallTime> free_from(const MarkValue& mark, Duration quarantine) {
-  const std::optional<WallTime> last = later(mark.released_at, mark.high_water);
-  if (!last) return std::nullopt;
-  if (released_clean(mark)) return *last;
-  return *last + quarantine;
+  if (released_clean(mark)) return later(mark.released_at, mark.high_water);
+  return quarantine_end(mark.released_at, mark.high_water, quarantine);
 }
 
 std::string encode_token(const GrantToken& t) {

@@ -8,6 +8,7 @@
 
 #include "snowid/time.h"
 #include "temp_dir.h"
+#include "test_layouts.h"
 
 namespace snowid::host {
 namespace {
@@ -39,11 +40,7 @@ TEST(LayoutInEffect, ADecodeOnlyPresetIsRefused) {
 TEST(LayoutInEffect, ALayoutFileGivesItsEraInEffectFromItsCutover) {
   TempDir dir{"snowid-layout-choice"};
   const std::string path = dir.path() + "/narrow.json";
-  std::ofstream(path) << R"({"name": "narrow", "epoch": "2026-01-01T00:00:00Z", "fields": [
-      {"name": "time", "role": "time", "width": 41},
-      {"name": "region", "role": "region", "width": 1},
-      {"name": "host", "role": "host", "width": 4},
-      {"name": "sequence", "role": "sequence", "width": 17}]})";
+  std::ofstream(path) << snowid::test_support::kNarrowLayoutJson;
   Result<LayoutInEffect> l = layout_in_effect(path, system_clock().wall_now());
   ASSERT_TRUE(l.is_ok()) << l.status().message();
   EXPECT_EQ(l->layout.name(), "narrow");

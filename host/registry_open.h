@@ -48,20 +48,6 @@ struct RegistryConfig {
   std::string host_dir;
 };
 
-// Copies etcd_prefix, etcd_cluster and the credentials (etcd_ca, etcd_cert,
-// etcd_key, etcd_user, etcd_password) from `from`, any settings type that
-// names them as RegistryConfig does.
-template <typename Settings>
-void copy_etcd_access(const Settings& from, RegistryConfig& to) {
-  to.etcd_prefix = from.etcd_prefix;
-  to.etcd_cluster = from.etcd_cluster;
-  to.etcd_ca = from.etcd_ca;
-  to.etcd_cert = from.etcd_cert;
-  to.etcd_key = from.etcd_key;
-  to.etcd_user = from.etcd_user;
-  to.etcd_password = from.etcd_password;
-}
-
 // Checks the registry choice of a process that is about to take a worker id
 // against what it can see of its host (`sharing`, see host_sharing.h):
 // kInvalidArgument (a configuration mistake) when kEtcd has no endpoints,

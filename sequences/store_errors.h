@@ -1,5 +1,8 @@
 // The words both SQL stores use for the contract's errors, the same as the
-// memory store's, so that a caller sees one message whatever the database.
+// memory store's, so that a library caller sees one message whatever the
+// database. snowidd does not pass these on: its sequence service words
+// kNotFound and kAlreadyExists for its own clients, where the transports add
+// a hint.
 #pragma once
 
 #include <cstdint>

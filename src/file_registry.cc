@@ -89,6 +89,7 @@
 #include "host_lock.h"
 #include "mutex.h"
 #include "posix_file.h"
+#include "snowid/lease_rules.h"
 
 namespace snowid {
 
@@ -112,9 +113,7 @@ static_assert(kMaxHostLockPrefix + std::char_traits<char>::length("/r4294967295-
 std::string id_name(WorkerId w) {
   return "r" + std::to_string(w.region) + "-h" + std::to_string(w.host);
 }
-std::string id_text(WorkerId w) {
-  return "worker " + std::to_string(w.region) + "/" + std::to_string(w.host);
-}
+std::string id_text(WorkerId w) { return "worker " + to_string(w); }
 
 std::string time_text(WallTime t) { return format_iso8601(t); }
 
@@ -123,18 +122,9 @@ std::string time_text(WallTime t) { return format_iso8601(t); }
 // enough (and a crash leaves at most one).
 constexpr mode_t kRecordMode = 0600;
 
-std::optional<WallTime> later(std::optional<WallTime> a, std::optional<WallTime> b) {
-  if (!a) return b;
-  if (!b) return a;
-  return std::max(*a, *b);
-}
-
-// When the id is free for reuse: its last release or high-water mark, the
-// later of the two, plus the quarantine.
+// When the id is free for reuse (quarantine_end()).
 std::optional<WallTime> rests_until(const Mark& m, Duration quarantine) {
-  const std::optional<WallTime> last = later(m.high_water, m.released_at);
-  if (!last) return std::nullopt;
-  return *last + quarantine;
+  return quarantine_end(m.released_at, m.high_water, quarantine);
 }
 
 // A token no other lease of any process will have: 64 random bits, the

@@ -24,6 +24,7 @@
 #include <utility>
 
 #include "mutex.h"
+#include "snowid/lease_rules.h"
 
 namespace snowid {
 
@@ -43,10 +44,6 @@ constexpr Duration kWatchSlice = std::chrono::seconds(30);
 // a wake can land just before the watcher enters its next call.
 constexpr Duration kWakeRepeat = std::chrono::milliseconds(5);
 constexpr MonoTime kNever = MonoTime::max();
-
-std::string worker_text(WorkerId w) {
-  return std::to_string(w.region) + "/" + std::to_string(w.host);
-}
 
 bool terminal(LeaseState s) { return s == LeaseState::kLost || s == LeaseState::kReleased; }
 
@@ -153,7 +150,7 @@ struct LeaseKeeper::Impl {
         // past this verdict; the rest follows outside it.
         guard->mark_lost();
         lost = Status(Code::kLeaseLost,
-                      "lease on worker " + worker_text(grant.worker) +
+                      "lease on worker " + to_string(grant.worker) +
                           " expired: no renewal succeeded for " +
                           std::to_string(opt.timing.ttl.count() / 1'000'000) + " ms" +
                           (last_failure.is_ok() ? "" : " (" + last_failure.to_string() + ")"));
@@ -288,7 +285,7 @@ struct LeaseKeeper::Impl {
       if (lost.is_ok() && lost.value()) {
         thread_mu.unlock();
         lose(Status(Code::kLeaseLost,
-                    "lease on worker " + worker_text(grant.worker) + " was revoked or expired"));
+                    "lease on worker " + to_string(grant.worker) + " was revoked or expired"));
         thread_mu.lock();
         return;
       }
@@ -390,8 +387,8 @@ Status LeaseKeeper::release(std::optional<WallTime> last_issued) {
   if (st == LeaseState::kReleased) return Status(Code::kFailedPrecondition, "already released");
   if (st == LeaseState::kLost) {
     k.abandon();  // done already by whoever declared it lost
-    return Status(Code::kLeaseLost, "lease on worker " + worker_text(k.grant.worker) +
-                                        " is lost: nothing to release");
+    return Status(Code::kLeaseLost,
+                  "lease on worker " + to_string(k.grant.worker) + " is lost: nothing to release");
   }
   // The exact last instant lets a successor start sooner than the renewed
   // mark would; never below the previous holders' mark.

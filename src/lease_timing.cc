@@ -1,11 +1,13 @@
-// Validation of LeaseTiming and the names of lease states: the small, pure
-// part of the lease code, kept apart so that it can be read against the
-// bounds documented in lease.h and lease_keeper.h.
+// Validation of LeaseTiming, the names of lease states and the rules of
+// lease_rules.h: the small, pure part of the lease code, kept apart so that
+// it can be read against the bounds documented in lease.h and lease_keeper.h.
+#include <algorithm>
 #include <string>
 #include <string_view>
 
 #include "snowid/lease.h"
 #include "snowid/lease_keeper.h"
+#include "snowid/lease_rules.h"
 
 namespace snowid {
 namespace {
@@ -63,6 +65,23 @@ std::string_view lease_state_name(LeaseState state) noexcept {
       return "RELEASED";
   }
   return "UNKNOWN";
+}
+
+std::string to_string(WorkerId w) {
+  return std::to_string(w.region) + "/" + std::to_string(w.host);
+}
+
+std::optional<WallTime> later(std::optional<WallTime> a, std::optional<WallTime> b) {
+  if (!a) return b;
+  if (!b) return a;
+  return std::max(*a, *b);
+}
+
+std::optional<WallTime> quarantine_end(std::optional<WallTime> released_at,
+                                       std::optional<WallTime> high_water, Duration quarantine) {
+  const std::optional<WallTime> last = later(released_at, high_water);
+  if (!last) return std::nullopt;
+  return *last + quarantine;
 }
 
 }  // namespace snowid

@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "mutex.h"
+#include "snowid/lease_rules.h"
 
 namespace snowid {
 
@@ -543,8 +544,7 @@ std::uint64_t LeasedGenerator::reacquisitions() const noexcept {
 }
 
 std::string to_string(const LeaseEvent& e) {
-  const std::string worker =
-      e.worker ? std::to_string(e.worker->region) + "/" + std::to_string(e.worker->host) : "";
+  const std::string worker = e.worker ? to_string(*e.worker) : "";
   switch (e.kind) {
     case LeaseEvent::Kind::kAcquired:
       return "acquired worker " + worker;

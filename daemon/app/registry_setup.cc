@@ -21,7 +21,13 @@ host::RegistryConfig registry_config(const Settings& s, const host::Environment&
                                     : host::RegistryChoice::kAuto;
   c.state_dir = s.state_dir;
   c.etcd_endpoints = s.etcd;
-  host::copy_etcd_access(s, c);
+  c.etcd_prefix = s.etcd_prefix;
+  c.etcd_cluster = s.etcd_cluster;
+  c.etcd_ca = s.etcd_ca;
+  c.etcd_cert = s.etcd_cert;
+  c.etcd_key = s.etcd_key;
+  c.etcd_user = s.etcd_user;
+  c.etcd_password = s.etcd_password;
   c.quarantine = s.quarantine;
   c.host_lock = env.get("SNOWID_HOST_LOCK").value_or("");
   c.host_dir = env.get("SNOWID_HOST_DIR").value_or("");

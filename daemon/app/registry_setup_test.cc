@@ -14,6 +14,7 @@
 #include "fence_file.h"
 #include "snowid/leased_generator.h"
 #include "temp_dir.h"
+#include "test_layouts.h"
 
 namespace snowid::daemon {
 namespace {
@@ -42,11 +43,7 @@ host::MapEnvironment test_env(const TempDir& dir) {
 TEST(RegistrySetup, RegionAndHostAreCheckedAgainstALayoutFilesWidths) {
   TempDir dir{"snowidd-registry"};
   const std::string path = dir.path() + "/narrow.json";
-  std::ofstream(path) << R"({"name": "narrow", "epoch": "2026-01-01T00:00:00Z", "fields": [
-      {"name": "time", "role": "time", "width": 41},
-      {"name": "region", "role": "region", "width": 1},
-      {"name": "host", "role": "host", "width": 4},
-      {"name": "sequence", "role": "sequence", "width": 17}]})";
+  std::ofstream(path) << snowid::test_support::kNarrowLayoutJson;
   Settings s = settings_in(dir.path());
   s.layout = path;
   s.region = 2;

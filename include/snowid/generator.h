@@ -5,7 +5,7 @@
 // changes with one compare-and-swap, so any number of threads may call next()
 // at once without a lock.
 //
-// Policies (each tested in generator_test.cc and generator_property_test.cc):
+// Policies (each tested in generator_test.cc and generator_model_test.cc):
 // - Sequence exhausted within a tick: wait for the next tick; never wrap.
 // - Clock behind the last issued tick by at most `max_backward`: keep issuing
 //   from the last tick while its sequence lasts, then wait for the clock.

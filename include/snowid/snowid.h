@@ -1,4 +1,6 @@
-// The whole public API of the snowid core library.
+// The whole public API of the snowid core library (snowid::core). The etcd
+// registry (etcd_registry.h), the SQLite and PostgreSQL ticket stores and
+// snowid::testing are separate targets with headers of their own.
 #pragma once
 
 #include "snowid/fence.h"
@@ -10,6 +12,9 @@
 #include "snowid/lease.h"
 #include "snowid/lease_guard.h"
 #include "snowid/lease_keeper.h"
+#include "snowid/lease_rules.h"
 #include "snowid/leased_generator.h"
+#include "snowid/sequence_buffer.h"
 #include "snowid/status.h"
+#include "snowid/ticket_store.h"
 #include "snowid/time.h"

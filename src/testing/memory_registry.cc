@@ -3,20 +3,12 @@
 #include <algorithm>
 #include <chrono>
 
+#include "snowid/lease_rules.h"
+
 namespace snowid::testing {
 namespace {
 
 Status unavailable() { return Status(Code::kUnavailable, "registry unavailable (injected)"); }
-
-std::string worker_text(WorkerId w) {
-  return std::to_string(w.region) + "/" + std::to_string(w.host);
-}
-
-std::optional<WallTime> later(std::optional<WallTime> a, std::optional<WallTime> b) {
-  if (!a) return b;
-  if (!b) return a;
-  return std::max(*a, *b);
-}
 
 }  // namespace
 
@@ -38,9 +30,7 @@ MemoryRegistry::Entry* MemoryRegistry::held_by(const LeaseGrant& grant, MonoTime
 }
 
 std::optional<WallTime> MemoryRegistry::quarantine_end(const Entry& e) const {
-  const std::optional<WallTime> from = later(e.released_at, e.high_water);
-  if (!from) return std::nullopt;
-  return *from + quarantine_;
+  return snowid::quarantine_end(e.released_at, e.high_water, quarantine_);
 }
 
 Status MemoryRegistry::lost_reply_or_ok() const {
@@ -78,7 +68,7 @@ Result<LeaseGrant> MemoryRegistry::acquire(const LeaseRequest& request) {
     host = *request.host;
     if (!eligible(host)) {
       return Status(Code::kResourceExhausted,
-                    "worker " + worker_text({request.region, host}) + " is held or quarantined");
+                    "worker " + to_string({request.region, host}) + " is held or quarantined");
     }
   } else {
     std::vector<std::uint32_t> free;
@@ -122,7 +112,7 @@ Status MemoryRegistry::renew(const LeaseGrant& grant, WallTime high_water, Durat
   const MonoTime now = clock_.mono_now();
   Entry* e = held_by(grant, now);
   if (e == nullptr) {
-    return Status(Code::kLeaseLost, "worker " + worker_text(grant.worker) + " is no longer held");
+    return Status(Code::kLeaseLost, "worker " + to_string(grant.worker) + " is no longer held");
   }
   e->holder->expires = now + e->holder->ttl;
   e->high_water = later(e->high_water, high_water);
@@ -136,7 +126,7 @@ Status MemoryRegistry::release(const LeaseGrant& grant, WallTime high_water) {
   if (unavailable_) return unavailable();
   Entry* e = held_by(grant, clock_.mono_now());
   if (e == nullptr) {
-    return Status(Code::kLeaseLost, "worker " + worker_text(grant.worker) + " is no longer held");
+    return Status(Code::kLeaseLost, "worker " + to_string(grant.worker) + " is no longer held");
   }
   e->high_water = later(e->holder->previous_high_water, high_water);
   e->released_at = clock_.wall_now();
@@ -219,7 +209,7 @@ Status MemoryRegistry::fence(WorkerId worker) {
   if (unavailable_) return unavailable();
   const auto it = entries_.find({worker.region, worker.host});
   if (it == entries_.end() || live_holder(it->second, clock_.mono_now()) == nullptr) {
-    return Status(Code::kNotFound, "worker " + worker_text(worker) + " is not held");
+    return Status(Code::kNotFound, "worker " + to_string(worker) + " is not held");
   }
   it->second.holder.reset();
   it->second.released_at = clock_.wall_now();

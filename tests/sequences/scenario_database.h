@@ -1,5 +1,5 @@
 // The database a scenario runs on, named by one configuration string
-// (sequences/ticket_store_url.h) that the test's own stores and the client
+// (sequences/include/ticket_store_url.h) that the test's own stores and the client
 // processes open alike: an SQLite file in a temporary directory, or a schema
 // of its own on a real PostgreSQL (sequences/testing/postgres_server.h).
 // Each scenario binary instantiates the shared scenarios with its database:

@@ -1,6 +1,6 @@
 // A client of one named sequence for the scenario tests: a real process the
 // tests can run by the eight and kill. It opens the ticket store named by a
-// configuration string (sequences/ticket_store_url.h), puts one
+// configuration string (sequences/include/ticket_store_url.h), puts one
 // SequenceBuffer over the sequence and hands out numbers until it has
 // handed out --count of them, or until SIGTERM / SIGINT (--count 0: until
 // then), or until it is killed.

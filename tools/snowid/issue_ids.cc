@@ -19,6 +19,7 @@
 #include "diagnostics.h"
 #include "fence_file.h"
 #include "number_text.h"
+#include "snowid/lease_rules.h"
 #include "snowid/leased_generator.h"
 
 namespace snowid::cli {
@@ -37,10 +38,6 @@ constexpr Duration kPinnedWarnAfter = std::chrono::seconds(1);
 constexpr Duration kReacquireEvery = std::chrono::milliseconds(200);
 constexpr std::uint64_t kMaxRequest = 1'000'000;
 constexpr std::size_t kMaxRequestLine = 64;
-
-std::string worker_text(WorkerId w) {
-  return std::to_string(w.region) + "/" + std::to_string(w.host);
-}
 
 class IdWriter {
  public:
@@ -151,13 +148,13 @@ class Issuer {
       }
       if (!warned && waited >= kPinnedWarnAfter) {
         warned = true;
-        print_warning("waiting for worker " + worker_text({r_.region, *r_.host}) + ": " +
+        print_warning("waiting for worker " + to_string({r_.region, *r_.host}) + ": " +
                       gen.status().message());
       }
       std::this_thread::sleep_for(kPinnedRetry);
     }
     live_.store(true, std::memory_order_release);
-    if (follow_) print_info("leased worker " + worker_text(gen_->worker()));
+    if (follow_) print_info("leased worker " + to_string(gen_->worker()));
     return Status::ok();
   }
 
@@ -193,7 +190,7 @@ class Issuer {
       print_warning("could not record the end of this run (" + s.to_string() +
                     "); the next run of this worker may wait a few seconds");
     } else if (follow_) {
-      print_info("released worker " + worker_text(gen_->worker()));
+      print_info("released worker " + to_string(gen_->worker()));
     }
     gen_.reset();
     registry_.reset();
@@ -253,7 +250,7 @@ class Issuer {
         return Status(code, "no confirmed worker-id lease for " + waited +
                                 " (registry unreachable, or no free id to replace a lost one)");
       case Code::kLeaseLost:
-        return Status(code, "the lease on worker " + worker_text(gen_->worker()) + " was lost");
+        return Status(code, "the lease on worker " + to_string(gen_->worker()) + " was lost");
       case Code::kOutOfRange:
         return Status(code, "the clock is outside layout " + gen_->layout().name() +
                                 "'s lifetime or before its era's cut-over");

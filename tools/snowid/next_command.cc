@@ -61,7 +61,7 @@ int run_next(const NextOptions& opt) {
   if (Status s = layout.check_worker(worker); !s.is_ok()) return report(s);
   for (const std::string& w : outlook_of(layout, now).warnings) print_warning(w);
 
-  Result<RegistrySettings> settings = resolve_registry(opt.registry, true);
+  Result<host::RegistryConfig> settings = resolve_registry(opt.registry, true);
   if (!settings.is_ok()) return report(settings.status());
   if (Status s = check_registry_choice(settings.value()); !s.is_ok()) return report(s);
   if (Status s = host::make_dirs(settings->state_dir); !s.is_ok()) return report(s);
@@ -70,9 +70,9 @@ int run_next(const NextOptions& opt) {
   request.era = era.value();
   request.region = worker.region;
   request.host = host;
-  const RegistrySettings registry = settings.value();
+  const host::RegistryConfig registry = settings.value();
   request.open_registry = [registry](const Layout& l) {
-    return open_registry(registry, l, system_clock());
+    return host::open_registry(registry, l, system_clock());
   };
   request.timing = lease_timing_for(registry);
   request.holder = this_holder(now);

@@ -24,15 +24,6 @@ std::string flag_or_env(const std::string& flag, const char* name) {
   return flag.empty() ? env(name) : flag;
 }
 
-// What host::check_registry_choice() reads of the settings: the choice,
-// and whether endpoints are given (open_registry() parses them).
-host::RegistryConfig choice_of(const RegistrySettings& s) {
-  host::RegistryConfig c;
-  c.choice = s.choice;
-  if (s.etcd) c.etcd_endpoints = {s.etcd_endpoints};
-  return c;
-}
-
 }  // namespace
 
 void add_registry_options(CLI::App& app, RegistryFlags& f) {
@@ -71,96 +62,79 @@ void add_registry_options(CLI::App& app, RegistryFlags& f) {
       ->type_name("PASSWORD");
 }
 
-Result<RegistrySettings> resolve_registry(const RegistryFlags& f, bool need_state_dir) {
+Result<host::RegistryConfig> resolve_registry(const RegistryFlags& f, bool need_state_dir) {
   // An empty --state-dir is most likely an unset shell variable; falling back
   // to the default directory would silently use different fences and ids.
   if (f.state_dir_option != nullptr && f.state_dir_option->count() > 0 && f.state_dir.empty()) {
     return Status(Code::kInvalidArgument, "--state-dir is empty");
   }
-  RegistrySettings s;
+  host::RegistryConfig c;
   const std::string choice = flag_or_env(f.registry, "SNOWID_REGISTRY");
   const char* choice_from = f.registry.empty() ? "SNOWID_REGISTRY" : "--registry";
   if (choice == "file") {
-    s.choice = host::RegistryChoice::kFile;
+    c.choice = host::RegistryChoice::kFile;
   } else if (choice == "etcd") {
-    s.choice = host::RegistryChoice::kEtcd;
+    c.choice = host::RegistryChoice::kEtcd;
   } else if (choice != "auto" && !(choice.empty() && std::getenv("SNOWID_REGISTRY") == nullptr)) {
     return Status(Code::kInvalidArgument,
                   std::string(choice_from) + " must be auto, file or etcd, not \"" + choice + "\"");
   }
   const bool etcd_flag = f.etcd_option != nullptr && f.etcd_option->count() > 0;
-  s.etcd_endpoints = etcd_flag ? f.etcd : env("SNOWID_ETCD_ENDPOINTS");
+  const std::string endpoints = etcd_flag ? f.etcd : env("SNOWID_ETCD_ENDPOINTS");
   // An empty value is most often a variable a deployment meant to fill: the
   // file registry in its place would give every pod the same worker id.
   if ((etcd_flag || std::getenv("SNOWID_ETCD_ENDPOINTS") != nullptr) &&
-      s.etcd_endpoints.find_first_not_of(" \t\r\n") == std::string::npos) {
+      endpoints.find_first_not_of(" \t\r\n") == std::string::npos) {
     return Status(Code::kInvalidArgument,
                   std::string(etcd_flag ? "--etcd" : "SNOWID_ETCD_ENDPOINTS") +
                       " is empty; give etcd member URLs (URL[,URL...]), or leave it unset for "
                       "the file registry");
   }
-  s.etcd = !s.etcd_endpoints.empty();
-  if (!s.etcd || need_state_dir) {
+  const bool etcd = !endpoints.empty();
+  if (!etcd || need_state_dir) {
     Result<std::string> dir = host::find_state_dir(f.state_dir, host::process_environment(),
                                                    host::StateDirFallback::kNone);
     if (!dir.is_ok()) return dir.status();
-    s.state_dir = dir.value();
+    c.state_dir = dir.value();
   }
-  s.etcd_prefix = flag_or_env(f.etcd_prefix, "SNOWID_ETCD_PREFIX");
-  s.etcd_cluster = flag_or_env(f.etcd_cluster, "SNOWID_ETCD_CLUSTER");
-  s.etcd_ca = flag_or_env(f.etcd_ca, "SNOWID_ETCD_CA");
-  s.etcd_cert = flag_or_env(f.etcd_cert, "SNOWID_ETCD_CERT");
-  s.etcd_key = flag_or_env(f.etcd_key, "SNOWID_ETCD_KEY");
-  s.etcd_user = flag_or_env(f.etcd_user, "SNOWID_ETCD_USER");
-  s.etcd_password = flag_or_env(f.etcd_password, "SNOWID_ETCD_PASSWORD");
-  s.host_lock = flag_or_env(std::string(), "SNOWID_HOST_LOCK");
-  s.host_dir = flag_or_env(std::string(), "SNOWID_HOST_DIR");
-  return s;
+  // A choice that contradicts the endpoints is refused for every command;
+  // the host itself matters only to one that takes ids (check_registry_choice).
+  // The check reads only whether endpoints are given; they are parsed after.
+  if (etcd) c.etcd_endpoints = {endpoints};
+  std::string warning;
+  if (Status st = host::check_registry_choice(c, {}, warning); !st.is_ok()) return st;
+  c.host_lock = env("SNOWID_HOST_LOCK");
+  c.host_dir = env("SNOWID_HOST_DIR");
+  if (!etcd) return c;
+#ifdef SNOWID_CLI_ETCD
+  Result<std::vector<std::string>> parsed = parse_etcd_endpoints(endpoints);
+  if (!parsed.is_ok()) return parsed.status();
+  c.etcd_endpoints = std::move(parsed).value();
+  c.etcd_prefix = flag_or_env(f.etcd_prefix, "SNOWID_ETCD_PREFIX");
+  c.etcd_cluster = flag_or_env(f.etcd_cluster, "SNOWID_ETCD_CLUSTER");
+  c.etcd_ca = flag_or_env(f.etcd_ca, "SNOWID_ETCD_CA");
+  c.etcd_cert = flag_or_env(f.etcd_cert, "SNOWID_ETCD_CERT");
+  c.etcd_key = flag_or_env(f.etcd_key, "SNOWID_ETCD_KEY");
+  c.etcd_user = flag_or_env(f.etcd_user, "SNOWID_ETCD_USER");
+  c.etcd_password = flag_or_env(f.etcd_password, "SNOWID_ETCD_PASSWORD");
+  return c;
+#else
+  return Status(Code::kFailedPrecondition,
+                "this snowid was built without etcd support; unset --etcd and "
+                "SNOWID_ETCD_ENDPOINTS to use the file registry");
+#endif
 }
 
-Status check_registry_choice(const RegistrySettings& s) {
+Status check_registry_choice(const host::RegistryConfig& c) {
   // The warning for a lone container is the daemon's to log; the tool, run
   // by hand in a development container, keeps its standard error for errors.
   std::string warning;
-  return host::check_registry_choice(choice_of(s), host::detect_host_sharing(host::process_env),
-                                     warning);
+  return host::check_registry_choice(c, host::detect_host_sharing(host::process_env), warning);
 }
 
-Result<host::RegistryConfig> registry_config(const RegistrySettings& s) {
-  host::RegistryConfig c;
-  c.choice = s.choice;
-  // A choice that contradicts the endpoints is refused for every command;
-  // the host itself matters only to one that takes ids (check_registry_choice).
-  std::string warning;
-  if (Status st = host::check_registry_choice(choice_of(s), {}, warning); !st.is_ok()) return st;
-  c.state_dir = s.state_dir;
-  c.host_lock = s.host_lock;
-  c.host_dir = s.host_dir;
-  if (s.etcd) {
-#ifdef SNOWID_CLI_ETCD
-    Result<std::vector<std::string>> endpoints = parse_etcd_endpoints(s.etcd_endpoints);
-    if (!endpoints.is_ok()) return endpoints.status();
-    c.etcd_endpoints = std::move(endpoints).value();
-    host::copy_etcd_access(s, c);
-#else
-    return Status(Code::kFailedPrecondition,
-                  "this snowid was built without etcd support; unset --etcd and "
-                  "SNOWID_ETCD_ENDPOINTS to use the file registry");
-#endif
-  }
-  return c;
-}
-
-Result<std::unique_ptr<WorkerRegistry>> open_registry(const RegistrySettings& s,
-                                                      const Layout& layout, const Clock& clock) {
-  Result<host::RegistryConfig> c = registry_config(s);
-  if (!c.is_ok()) return c.status();
-  return host::open_registry(c.value(), layout, clock);
-}
-
-LeaseTiming lease_timing_for(const RegistrySettings& s) {
+LeaseTiming lease_timing_for(const host::RegistryConfig& c) {
   LeaseTiming t;
-  if (!s.etcd) t.max_clock_skew = Duration::zero();
+  if (c.etcd_endpoints.empty()) t.max_clock_skew = Duration::zero();
   return t;
 }
 

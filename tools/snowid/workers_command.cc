@@ -16,6 +16,7 @@
 #include "layout_option.h"
 #include "number_text.h"
 #include "registry_option.h"
+#include "snowid/lease_rules.h"
 
 namespace snowid::cli {
 namespace {
@@ -43,10 +44,6 @@ struct RestoredOptions {
   std::string in_flight_ms = "8000";
 };
 
-std::string worker_text(WorkerId w) {
-  return std::to_string(w.region) + "/" + std::to_string(w.host);
-}
-
 // The layout in effect now, which must have worker ids.
 Result<const Layout*> layout_now(const WorkersOptions& opt, host::LayoutFile& file) {
   const WallTime now = system_clock().wall_now();
@@ -69,9 +66,9 @@ Result<std::unique_ptr<WorkerRegistry>> open_for(const WorkersOptions& opt, cons
   Result<const Layout*> now = layout_now(opt, file);
   if (!now.is_ok()) return now.status();
   *layout = now.value();
-  Result<RegistrySettings> settings = resolve_registry(opt.registry, false);
-  if (!settings.is_ok()) return settings.status();
-  return open_registry(settings.value(), **layout, system_clock());
+  Result<host::RegistryConfig> config = resolve_registry(opt.registry, false);
+  if (!config.is_ok()) return config.status();
+  return host::open_registry(config.value(), **layout, system_clock());
 }
 
 int write_out(const std::string& text);
@@ -82,9 +79,7 @@ Result<host::RegistryConfig> store_config(const WorkersOptions& opt, const Layou
   Result<const Layout*> now = layout_now(opt, file);
   if (!now.is_ok()) return now.status();
   *layout = now.value();
-  Result<RegistrySettings> settings = resolve_registry(opt.registry, false);
-  if (!settings.is_ok()) return settings.status();
-  return registry_config(settings.value());
+  return resolve_registry(opt.registry, false);
 }
 
 int run_init(const WorkersOptions& opt) {
@@ -137,7 +132,7 @@ std::string optional_time(const std::optional<WallTime>& t) { return t ? format_
 std::string records_table(const std::vector<WorkerRecord>& records) {
   std::vector<std::vector<std::string>> rows = {{"WORKER", "HOLDER", "TTL", "HIGH-WATER", "STATE"}};
   for (const WorkerRecord& r : records) {
-    rows.push_back({worker_text(r.worker),
+    rows.push_back({to_string(r.worker),
                     r.holder ? r.holder->host + ":" + std::to_string(r.holder->pid) : "-",
                     ttl_text(r.ttl_left), optional_time(r.high_water), state_of(r)});
   }
@@ -245,7 +240,7 @@ int run_fence(const FenceOptions& opt) {
     return kExitFailure;
   }
   if (!fenced.is_ok()) return report(fenced);
-  return write_out("fenced worker " + worker_text(worker) + holder +
+  return write_out("fenced worker " + to_string(worker) + holder +
                    ": its holder stops issuing and the id rests until its high-water mark "
                    "has passed\n");
 }

@@ -1,0 +1,73 @@
+// What the listeners, the connections and the drain share: the options, the
+// services the connections serve, the counters and log, the set of live
+// connections and the work pool.
+#pragma once
+
+// clang-format off
+// First: Boost.Asio's awaitable.hpp uses std::exchange without including it.
+#include <utility>
+// clang-format on
+
+#include <atomic>
+#include <boost/asio.hpp>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <unordered_map>
+#include <utility>
+
+#include "http_handler.h"
+#include "id_service.h"
+#include "log.h"
+#include "metrics.h"
+#include "sequence_service.h"
+#include "server.h"
+#include "work_pool.h"
+
+namespace snowid::daemon {
+
+namespace asio = boost::asio;
+using tcp = asio::ip::tcp;
+using local = asio::local::stream_protocol;
+using error_code = boost::system::error_code;
+
+class Connection;
+
+// Thread-safe where marked; the rest is set before the first accept and
+// read-only after.
+struct ServerCore {
+  ServerCore(ServerOptions o, ServerCounters& c, Logger& l)
+      : options(std::move(o)), counters(c), log(l) {}
+
+  // Any thread. The set drain() waits on.
+  void add(Connection* c, std::weak_ptr<Connection> w) {
+    std::lock_guard<std::mutex> lock(mu);
+    live.emplace(c, std::move(w));
+  }
+  void remove(Connection* c) {
+    std::lock_guard<std::mutex> lock(mu);
+    live.erase(c);
+    if (live.empty()) all_closed.notify_all();
+  }
+  // Any thread: set by stop_accepting().
+  bool stopping() const noexcept { return stopping_flag.load(std::memory_order_acquire); }
+
+  const ServerOptions options;
+  // Set by serve(), before any connection is accepted.
+  IdService* service = nullptr;
+  const HttpHandler* handler = nullptr;
+  SequenceService* sequences = nullptr;
+  ServerCounters& counters;
+  Logger& log;
+  std::atomic<bool> stopping_flag{false};
+
+  std::mutex mu;
+  std::condition_variable all_closed;
+  std::unordered_map<Connection*, std::weak_ptr<Connection>> live;  // guarded by mu
+
+  // Started by serve() when the sequences are on. Closed by drain() while
+  // the loops still run, so before any io_context goes.
+  WorkPool pool;
+};
+
+}  // namespace snowid::daemon
