@@ -34,6 +34,7 @@ final class EtcdRegistry {
 
   private static final int ACQUIRE_ROUNDS = 64;
   private static final int MARK_ROUNDS = 16;
+  private static final int GRANT_ATTEMPTS = 3;
   private static final long ABANDON_TIMEOUT_MS = 500;
   private static final long BROKEN_ROUND_PAUSE_MS = 100;
   /** docs/protocol.md section 10: a watch that showed no loss is rechecked after this long. */
@@ -251,8 +252,19 @@ final class EtcdRegistry {
   Grant acquire(long region, Long host, long ttlSeconds, long stopAfterMs, long highWaterMs,
       Holder holder) {
     layout.checkWorker(region, host == null ? 0 : host);
-    Map<String, Object> granted =
-        gateway.call("/v3/lease/grant", Map.of("TTL", Long.toString(ttlSeconds)), requestTimeoutMs);
+    // A grant whose reply was lost only leaves a lease that expires by itself: retried a few
+    // times, since the first request of a cold JVM on a loaded machine can outlast the timeout.
+    Map<String, Object> granted = null;
+    for (int attempt = 1; granted == null; attempt++) {
+      try {
+        granted = gateway.call("/v3/lease/grant", Map.of("TTL", Long.toString(ttlSeconds)),
+            requestTimeoutMs);
+      } catch (SnowidException e) {
+        if (e.code() != Code.UNAVAILABLE || attempt >= GRANT_ATTEMPTS) {
+          throw e;
+        }
+      }
+    }
     long lease = EtcdGateway.integer(granted.get("ID"));
     long ttl = EtcdGateway.integer(granted.get("TTL"));
     if (ttl < ttlSeconds) {
