@@ -172,6 +172,18 @@ final class EtcdRegistry {
     return kv == null ? null : kv.value();
   }
 
+  /**
+   * One read of the store record, its answer ignored: loads and connects the HTTP client before
+   * an acquire starts its stop deadline, which a cold JVM on a loaded machine can otherwise spend.
+   */
+  void warmUp() {
+    try {
+      get(keys.store);
+    } catch (RuntimeException e) {
+      // the acquire reports what is wrong
+    }
+  }
+
   // --- store record (section 9) ------------------------------------------------------------
 
   private StoreRecord checkStore(long inFlightMs) {

@@ -313,6 +313,7 @@ public final class LeasedGenerator implements AutoCloseable {
     this.listener = b.listener;
     this.registry = new EtcdRegistry(b.endpoints, b.prefix, b.cluster, b.layout, b.quarantineMs,
         b.requestTimeoutMs, clock::nowMs);
+    registry.warmUp();
     this.keeper = acquire();
     this.thread = new Thread(this::run, "snowid-lease-keeper");
     thread.setDaemon(true);
