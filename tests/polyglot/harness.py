@@ -29,6 +29,11 @@ def parse_args(argv):
     ap.add_argument("--bin", action="append", default=[], metavar="NAME=PATH")
     ap.add_argument("--require", default="", help="driver kinds that must be usable")
     ap.add_argument("--drivers", default="", help="run only these driver kinds")
+    ap.add_argument(
+        "--all-pairs",
+        action="store_true",
+        help="run the pairwise scenarios on every ordered pair of kinds (quadratic)",
+    )
     args = ap.parse_args(argv)
     bins = {}
     for item in args.bin:
@@ -61,7 +66,7 @@ def main(argv):
     scenario = importlib.import_module(f"scenarios.{args.scenario}")
     began = time.monotonic()
     try:
-        with Testbed(registry, bins, report) as bed:
+        with Testbed(registry, bins, report, all_pairs=args.all_pairs) as bed:
             scenario.run(bed, report)
     except (ScenarioError, DriverError) as e:
         report.fail(f"scenario stopped: {e}")

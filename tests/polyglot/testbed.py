@@ -28,8 +28,9 @@ TIMING = {
 
 
 class Testbed:
-    def __init__(self, registry, bins, report):
+    def __init__(self, registry, bins, report, all_pairs=False):
         self.registry = registry
+        self.all_pairs = all_pairs
         self.bins = bins
         self.report = report
         self.kinds = sorted(registry)

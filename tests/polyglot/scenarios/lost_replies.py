@@ -80,7 +80,7 @@ def lost_case(bed, report, first, second, host):
 
 def run(bed, report):
     drivers = []
-    cases = [(a, b) for a, b in pairs(bed.kinds)]
+    cases = [(a, b) for a, b in pairs(bed.kinds, bed.all_pairs)]
     in_threads(
         [
             lambda n=n, c=c: drivers.extend(lost_case(bed, report, *c, 60 + n) or [])

@@ -68,5 +68,5 @@ def pause_case(bed, report, first, second):
 
 
 def run(bed, report):
-    cases = pairs(bed.kinds)
+    cases = pairs(bed.kinds, bed.all_pairs)
     in_threads([lambda c=c: pause_case(bed, report, *c) for c in cases])
