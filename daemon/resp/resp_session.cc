@@ -11,6 +11,8 @@
 #include <utility>
 #include <vector>
 
+#include "resp_args.h"
+#include "resp_commands.h"
 #include "snowid/layout.h"
 #include "snowid/lease_keeper.h"
 #include "snowid/status.h"
@@ -25,61 +27,12 @@ namespace snowid::daemon {
 namespace {
 
 constexpr std::string_view kVersion = SNOWID_VERSION;
-constexpr std::string_view kNotInteger = "value is not an integer or out of range";
 constexpr std::string_view kNoAuth = "Authentication required.";
 constexpr std::string_view kWrongPass = "invalid username-password pair or user is disabled.";
-// The most bytes one id or sequence number takes in a reply.
-constexpr std::size_t kMaxNumberBytes = RespWriter::kMaxWideBytes;
 // At most this many arguments, each cut to kQuotedArgumentBytes, are quoted
 // back in the error for an unknown command.
 constexpr std::size_t kQuotedArguments = 3;
 constexpr std::size_t kQuotedArgumentBytes = 32;
-
-char ascii_lower(char c) noexcept {
-  return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
-}
-
-// True when `text` equals `lower` (all lower case) ignoring ASCII case. No
-// lower-cased copy is made: command names are compared on every command.
-bool is(std::string_view text, std::string_view lower) noexcept {
-  if (text.size() != lower.size()) return false;
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    if (ascii_lower(text[i]) != lower[i]) return false;
-  }
-  return true;
-}
-
-std::string lower_copy(std::string_view text) {
-  std::string s(text);
-  for (char& c : s) c = ascii_lower(c);
-  return s;
-}
-
-// A signed decimal as Redis reads one: an optional '-', then digits without
-// leading zeros (or the single digit 0), nothing else, within int64.
-bool parse_int64(std::string_view text, std::int64_t& value) noexcept {
-  if (text.empty() || text.size() > 20) return false;
-  const bool negative = text.front() == '-';
-  const std::string_view digits = negative ? text.substr(1) : text;
-  if (digits.empty() || (digits.front() == '0' && (digits.size() > 1 || negative))) return false;
-  std::uint64_t magnitude = 0;
-  for (const char c : digits) {
-    if (c < '0' || c > '9') return false;
-    const auto d = static_cast<std::uint64_t>(c - '0');
-    if (magnitude > (std::numeric_limits<std::uint64_t>::max() - d) / 10) return false;
-    magnitude = magnitude * 10 + d;
-  }
-  constexpr auto kMax = static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max());
-  if (negative) {
-    if (magnitude > kMax + 1) return false;
-    value = magnitude == kMax + 1 ? std::numeric_limits<std::int64_t>::min()
-                                  : -static_cast<std::int64_t>(magnitude);
-  } else {
-    if (magnitude > kMax) return false;
-    value = static_cast<std::int64_t>(magnitude);
-  }
-  return true;
-}
 
 // Compares in time that depends only on the lengths, so that a wrong token
 // does not tell how much of it was right.
@@ -98,18 +51,6 @@ bool same_secret(std::string_view given, std::string_view expected) noexcept {
 // outside '!'..'~', so that CLIENT LIST stays one line per client.
 bool valid_client_name(std::string_view name) noexcept {
   return std::all_of(name.begin(), name.end(), [](char c) { return c >= '!' && c <= '~'; });
-}
-
-void reserve_more(std::string& out, std::size_t n) {
-  if (out.capacity() - out.size() >= n) return;
-  out.reserve(std::max(out.size() + n, out.capacity() * 2));
-}
-
-void arity_error(RespWriter& w, std::string_view name) {
-  std::string message = "wrong number of arguments for '";
-  message += lower_copy(name);
-  message += "' command";
-  w.error("ERR", message);
 }
 
 void unknown_subcommand(RespWriter& w, std::string_view command, std::string_view sub) {
@@ -134,120 +75,6 @@ void unknown_command(RespWriter& w, const RespCommand& command) {
   w.error("ERR", message);
 }
 
-// -<WORD> <message>[; retry after <n>ms], the hint rounded up to whole
-// milliseconds and at least 1, for retryable codes only.
-void refusal(RespWriter& w, Code code, Duration retry_after, std::string_view message,
-             Refusing what = Refusing::kIssue) {
-  if (!is_retryable(code)) {
-    w.error(error_word(code, what), message);
-    return;
-  }
-  const auto ms =
-      std::max<std::int64_t>(1, std::chrono::ceil<std::chrono::milliseconds>(retry_after).count());
-  std::string text(message);
-  text += "; retry after ";
-  text += std::to_string(ms);
-  text += "ms";
-  w.error(error_word(code, what), text);
-}
-
-// The reply to NEXTIDS: one array of every id of the spans, in order.
-void write_spans(RespWriter& w, std::span<const IdSpan> spans) {
-  std::size_t total = 0;
-  for (const IdSpan& s : spans) total += s.count;
-  reserve_more(w.output(), kMaxNumberBytes * (total + 1));
-  w.array_header(total);
-  for (const IdSpan& s : spans) {
-    for (std::uint32_t i = 0; i < s.count; ++i) w.wide_integer(s.first + i);
-  }
-}
-
-// --- Sequences ---------------------------------------------------------------
-
-// A refusal of a sequence call; an unknown name says how to create it.
-void sequence_refusal(RespWriter& w, const Status& s) {
-  if (s.code() == Code::kNotFound) {
-    return refusal(w, s.code(), kSequenceRetryAfter, s.message() + " (create it with SEQCREATE)",
-                   Refusing::kSequence);
-  }
-  refusal(w, s.code(), kSequenceRetryAfter, s.message(), Refusing::kSequence);
-}
-
-// NEXTSEQ's reply: one number for the form without a count, else an array.
-void write_numbers(RespWriter& w, const std::vector<SequenceRange>& ranges, bool single) {
-  if (single && !ranges.empty()) return w.wide_integer(ranges.front().first);
-  std::size_t total = 0;
-  for (const SequenceRange& r : ranges) total += static_cast<std::size_t>(r.size());
-  reserve_more(w.output(), kMaxNumberBytes * (total + 1));
-  w.array_header(total);
-  for (const SequenceRange& r : ranges) {
-    for (std::int64_t n = r.first; n < r.end; ++n) w.wide_integer(n);
-  }
-}
-
-void write_sequence_info(RespWriter& w, const SequenceDetails& d) {
-  w.map_header(d.buffered ? 9 : 5);
-  w.bulk_string("name");
-  w.bulk_string(d.row.name);
-  w.bulk_string("next_value");
-  w.wide_integer(d.row.next_value);
-  w.bulk_string("step");
-  w.integer(d.row.step);
-  w.bulk_string("created");
-  w.bulk_string(format_iso8601(d.row.created));
-  w.bulk_string("updated");
-  w.bulk_string(format_iso8601(d.row.updated));
-  if (!d.buffered) return;
-  w.bulk_string("buffered");
-  w.integer(d.buffer.buffered);
-  w.bulk_string("ranges_fetched");
-  w.unsigned_integer(d.buffer.ranges_fetched);
-  w.bulk_string("numbers_issued");
-  w.unsigned_integer(d.buffer.numbers_issued);
-  w.bulk_string("step_in_use");
-  w.integer(d.buffer.step);
-}
-
-bool is_fixed_decode_key(std::string_view name) noexcept {
-  return name == "id" || name == "time" || name == "unix_ms" || name == "ticks";
-}
-
-// A decoded field of `width` bits: an integer when every value of that width
-// is exact in a double, else as an id is written. So the type of each key
-// depends on the layout only, never on the value.
-void write_field(RespWriter& w, int width, std::uint64_t value) {
-  if (width <= 53) return w.unsigned_integer(value);
-  w.wide_integer(value);
-}
-
-void write_decoded(RespWriter& w, const Layout& layout, const DecodedId& d) {
-  const std::span<const FieldInfo> fields = layout.fields();
-  const std::size_t count = std::min(fields.size(), static_cast<std::size_t>(d.field_count));
-  int time_width = 0;
-  for (const FieldInfo& f : fields) {
-    if (f.role == FieldRole::kTime) time_width = f.width;
-  }
-  w.map_header(4 + count);
-  w.bulk_string("id");
-  w.wide_integer(d.id);
-  w.bulk_string("time");
-  w.bulk_string(format_iso8601(d.time));
-  w.bulk_string("unix_ms");
-  w.integer(unix_ms(d.time));
-  w.bulk_string("ticks");
-  write_field(w, time_width, static_cast<std::uint64_t>(d.ticks));
-  for (std::size_t i = 0; i < count; ++i) {
-    // A field named like a fixed key (the time field of snowid's own layout
-    // is "time") is prefixed, so that a RESP3 map has no repeated key.
-    if (is_fixed_decode_key(fields[i].name)) {
-      w.bulk_string("field_" + fields[i].name);
-    } else {
-      w.bulk_string(fields[i].name);
-    }
-    write_field(w, fields[i].width, d.values[i]);
-  }
-}
-
 // --- INFO -------------------------------------------------------------------
 
 // INFO sections, as bits of a set.
@@ -261,14 +88,15 @@ constexpr unsigned kSequences = 1U << 6;
 constexpr unsigned kAllSections = (1U << 7) - 1;
 
 unsigned section_of(std::string_view name) noexcept {
-  if (is(name, "server")) return kServer;
-  if (is(name, "layout")) return kLayout;
-  if (is(name, "worker")) return kWorker;
-  if (is(name, "lease")) return kLease;
-  if (is(name, "health")) return kHealth;
-  if (is(name, "stats")) return kStats;
-  if (is(name, "sequences")) return kSequences;
-  if (is(name, "all") || is(name, "everything") || is(name, "default")) return kAllSections;
+  if (same_word(name, "server")) return kServer;
+  if (same_word(name, "layout")) return kLayout;
+  if (same_word(name, "worker")) return kWorker;
+  if (same_word(name, "lease")) return kLease;
+  if (same_word(name, "health")) return kHealth;
+  if (same_word(name, "stats")) return kStats;
+  if (same_word(name, "sequences")) return kSequences;
+  if (same_word(name, "all") || same_word(name, "everything") || same_word(name, "default"))
+    return kAllSections;
   return 0;
 }
 
@@ -409,6 +237,7 @@ std::string info_text(IdService& ids, const SequenceService* sequences, unsigned
 RespSession::RespSession(IdService& ids, RespSessionOptions options)
     : ids_(ids),
       options_(std::move(options)),
+      table_(ids, options_.sequences),
       parser_(options_.limits),
       authenticated_(options_.token.empty()) {}
 
@@ -468,205 +297,31 @@ void RespSession::defer(DeferredReply work, RespWriter& w) {
   w.output() += work();
 }
 
-bool RespSession::dispatch_sequence(std::string_view name, const RespCommand& command,
-                                    RespWriter& w) {
-  const bool nextseq = is(name, "nextseq");
-  const bool seqrange = !nextseq && is(name, "seqrange");
-  const bool seqcreate = !nextseq && !seqrange && is(name, "seqcreate");
-  const bool seqinfo = !nextseq && !seqrange && !seqcreate && is(name, "seqinfo");
-  const bool seqlist = !nextseq && !seqrange && !seqcreate && !seqinfo && is(name, "seqlist");
-  if (!nextseq && !seqrange && !seqcreate && !seqinfo && !seqlist) return false;
-
-  const std::size_t argc = command.size();
-  const bool arity_ok = nextseq     ? argc == 2 || argc == 3
-                        : seqrange  ? argc == 3
-                        : seqcreate ? argc == 3 || argc == 4
-                        : seqinfo   ? argc == 2
-                                    : argc == 1;
-  if (!arity_ok) {
-    arity_error(w, name);
-    return true;
-  }
-  SequenceService* const service = options_.sequences;
-  if (service == nullptr || !service->enabled()) {
-    w.error(kSequencesOffWord, kSequencesOffMessage);
-    return true;
-  }
-  const RespVersion version = version_;
-  const WideFormat wide = wide_;
-  if (seqlist) {
-    defer(
-        [service, version, wide] {
-          std::string out;
-          RespWriter r(out, version, wide);
-          const Result<std::vector<std::string>> names = service->list();
-          if (!names.is_ok()) {
-            sequence_refusal(r, names.status());
-            return out;
-          }
-          r.array_header(names->size());
-          for (const std::string& n : names.value()) r.bulk_string(n);
-          return out;
-        },
-        w);
-    return true;
-  }
-
-  std::string sequence = command[1];
-  if (Status s = validate_sequence_name(sequence); !s.is_ok()) {
-    w.error(error_word(s.code(), Refusing::kSequence), s.message());
-    return true;
-  }
-
-  if (nextseq) {
-    std::int64_t count = 1;
-    if (argc == 3) {
-      if (!parse_int64(command[2], count)) {
-        w.error("ERR", kNotInteger);
-        return true;
-      }
-      const std::uint32_t max_batch = ids_.max_batch();
-      if (count < 1 || count > static_cast<std::int64_t>(max_batch)) {
-        w.error("ERR", "NEXTSEQ count must be between 1 and " + std::to_string(max_batch));
-        return true;
-      }
-    }
-    const bool single = argc == 2;
-    SequenceNumbers now = service->try_next(sequence, count);
-    if (now.ok()) {
-      write_numbers(w, now.ranges, single);
-      return true;
-    }
-    if (!now.would_wait) {
-      sequence_refusal(w, now.status);
-      return true;
-    }
-    defer(
-        [service, version, wide, sequence = std::move(sequence), count, single] {
-          std::string out;
-          RespWriter r(out, version, wide);
-          const SequenceNumbers got = service->next(sequence, count);
-          if (got.ok()) {
-            write_numbers(r, got.ranges, single);
-          } else {
-            sequence_refusal(r, got.status);
-          }
-          return out;
-        },
-        w);
-    return true;
-  }
-
-  if (seqrange) {
-    std::int64_t size = 0;
-    if (!parse_int64(command[2], size)) {
-      w.error("ERR", kNotInteger);
-      return true;
-    }
-    if (size < 1 || size > service->max_range()) {
-      w.error("ERR", "SEQRANGE size must be between 1 and " + std::to_string(service->max_range()));
-      return true;
-    }
-    defer(
-        [service, version, wide, sequence = std::move(sequence), size] {
-          std::string out;
-          RespWriter r(out, version, wide);
-          const Result<SequenceRange> range = service->range(sequence, size);
-          if (!range.is_ok()) {
-            sequence_refusal(r, range.status());
-            return out;
-          }
-          r.array_header(2);
-          r.wide_integer(range->first);
-          r.wide_integer(range->end);
-          return out;
-        },
-        w);
-    return true;
-  }
-
-  if (seqcreate) {
-    std::int64_t start = 0;
-    std::int64_t step = kDefaultSequenceStep;
-    if (!parse_int64(command[2], start) || (argc == 4 && !parse_int64(command[3], step))) {
-      w.error("ERR", kNotInteger);
-      return true;
-    }
-    if (Status s = validate_sequence_create(sequence, start, step); !s.is_ok()) {
-      w.error(error_word(s.code(), Refusing::kSequence), s.message());
-      return true;
-    }
-    defer(
-        [service, version, wide, sequence = std::move(sequence), start, step] {
-          std::string out;
-          RespWriter r(out, version, wide);
-          const Status s = service->create(sequence, start, step);
-          if (s.is_ok()) {
-            r.simple_string("OK");
-          } else {
-            sequence_refusal(r, s);
-          }
-          return out;
-        },
-        w);
-    return true;
-  }
-
-  // SEQINFO
-  defer(
-      [service, version, wide, sequence = std::move(sequence)] {
-        std::string out;
-        RespWriter r(out, version, wide);
-        const Result<SequenceDetails> d = service->info(sequence);
-        if (d.is_ok()) {
-          write_sequence_info(r, d.value());
-        } else {
-          sequence_refusal(r, d.status());
-        }
-        return out;
-      },
-      w);
-  return true;
-}
-
 void RespSession::dispatch(const RespCommand& command, std::string& out) {
   RespWriter w(out, version_, wide_);
   const std::string_view name = command[0];
   const std::size_t argc = command.size();
 
-  // The hot commands first, before anything that could allocate.
-  if (is(name, "nextid")) {
+  // The table's commands first (the hot ones among them), before anything
+  // that could allocate.
+  if (const CommandRow* row = find_resp_command(name)) {
     if (!authenticated_) return w.error("NOAUTH", kNoAuth);
-    if (argc != 1) return arity_error(w, name);
-    const IdResult r = ids_.next_id();
-    if (r.ok()) return w.wide_integer(r.id);
-    return refusal(w, r.code, r.retry_after, ids_.refusal_message(r.code));
+    DeferredReply work;
+    run_resp_command(table_, *row, command, w, work);
+    if (work) defer(std::move(work), w);
+    return;
   }
-  if (is(name, "nextids")) {
-    if (!authenticated_) return w.error("NOAUTH", kNoAuth);
-    if (argc != 2) return arity_error(w, name);
-    std::int64_t n = 0;
-    if (!parse_int64(command[1], n)) return w.error("ERR", kNotInteger);
-    // The service holds the bound (a runtime setting) and counts the refusal.
-    const IdsAnswer a = ids_.next_ids(n < 1 ? 0 : static_cast<std::uint64_t>(n));
-    if (a.ok()) return write_spans(w, a.spans);
-    if (a.code == Code::kInvalidArgument) {
-      return w.error("ERR",
-                     "NEXTIDS count must be between 1 and " + std::to_string(ids_.max_batch()));
-    }
-    return refusal(w, a.code, a.retry_after, a.message);
-  }
-  if (is(name, "ping")) {
+  if (same_word(name, "ping")) {
     if (!authenticated_) return w.error("NOAUTH", kNoAuth);
     if (argc > 2) return arity_error(w, name);
     if (argc == 2) return w.bulk_string(command[1]);
     return w.simple_string("PONG");
   }
-  if (is(name, "quit")) {
+  if (same_word(name, "quit")) {
     closing_ = true;
     return w.simple_string("OK");
   }
-  if (is(name, "hello")) {
+  if (same_word(name, "hello")) {
     std::int64_t proto = static_cast<std::int64_t>(version_);
     if (argc >= 2) {
       if (!parse_int64(command[1], proto)) {
@@ -678,10 +333,10 @@ void RespSession::dispatch(const RespCommand& command, std::string& out) {
     const std::string* setname = nullptr;
     for (std::size_t j = 2; j < argc; ++j) {
       const std::size_t more = argc - 1 - j;
-      if (is(command[j], "auth") && more >= 2) {
+      if (same_word(command[j], "auth") && more >= 2) {
         password = &command[j + 2];
         j += 2;
-      } else if (is(command[j], "setname") && more >= 1) {
+      } else if (same_word(command[j], "setname") && more >= 1) {
         setname = &command[j + 1];
         ++j;
       } else {
@@ -720,7 +375,7 @@ void RespSession::dispatch(const RespCommand& command, std::string& out) {
     hw.array_header(0);
     return;
   }
-  if (is(name, "auth")) {
+  if (same_word(name, "auth")) {
     if (argc != 2 && argc != 3) return arity_error(w, name);
     if (options_.token.empty()) {
       // As Redis with no password for the default user: the password-only
@@ -739,48 +394,41 @@ void RespSession::dispatch(const RespCommand& command, std::string& out) {
 
   if (!authenticated_) return w.error("NOAUTH", kNoAuth);
 
-  if (dispatch_sequence(name, command, w)) return;
-  if (is(name, "decode")) {
-    if (argc != 2) return arity_error(w, name);
-    const Result<DecodedId> d = ids_.decode(command[1]);
-    if (!d.is_ok()) return w.error(error_word(d.status().code()), d.status().message());
-    return write_decoded(w, ids_.layout(), d.value());
-  }
-  if (is(name, "idformat")) {
+  if (same_word(name, "idformat")) {
     if (argc == 1) return w.simple_string(wide_ == WideFormat::kString ? "STRING" : "INTEGER");
     if (argc != 2) return arity_error(w, name);
-    if (is(command[1], "string")) {
+    if (same_word(command[1], "string")) {
       wide_ = WideFormat::kString;
-    } else if (is(command[1], "integer")) {
+    } else if (same_word(command[1], "integer")) {
       wide_ = WideFormat::kInteger;
     } else {
       return w.error("ERR", "IDFORMAT takes STRING (the default: ids as bulk strings) or INTEGER");
     }
     return w.simple_string("OK");
   }
-  if (is(name, "echo")) {
+  if (same_word(name, "echo")) {
     if (argc != 2) return arity_error(w, name);
     return w.bulk_string(command[1]);
   }
-  if (is(name, "info")) {
+  if (same_word(name, "info")) {
     unsigned sections = argc == 1 ? kAllSections : 0;
     for (std::size_t i = 1; i < argc; ++i) sections |= section_of(command[i]);
     if (sections == 0) return w.bulk_string({});
     return w.bulk_string(info_text(ids_, options_.sequences, sections));
   }
-  if (is(name, "client")) {
+  if (same_word(name, "client")) {
     if (argc < 2) return arity_error(w, name);
     const std::string_view sub = command[1];
-    if (is(sub, "id")) {
+    if (same_word(sub, "id")) {
       if (argc != 2) return arity_error(w, "client|id");
       return w.unsigned_integer(options_.client_id);
     }
-    if (is(sub, "getname")) {
+    if (same_word(sub, "getname")) {
       if (argc != 2) return arity_error(w, "client|getname");
       if (name_.empty()) return w.null();
       return w.bulk_string(name_);
     }
-    if (is(sub, "setname")) {
+    if (same_word(sub, "setname")) {
       if (argc != 3) return arity_error(w, "client|setname");
       if (!valid_client_name(command[2])) {
         return w.error("ERR",
@@ -789,12 +437,12 @@ void RespSession::dispatch(const RespCommand& command, std::string& out) {
       name_ = command[2];
       return w.simple_string("OK");
     }
-    if (is(sub, "setinfo")) {
+    if (same_word(sub, "setinfo")) {
       // Client libraries announce their name and version; nothing to keep.
       if (argc != 4) return arity_error(w, "client|setinfo");
       return w.simple_string("OK");
     }
-    if (is(sub, "info")) {
+    if (same_word(sub, "info")) {
       if (argc != 2) return arity_error(w, "client|info");
       std::string text = "id=" + std::to_string(options_.client_id) + " name=" + name_ +
                          " db=0 resp=" + std::to_string(static_cast<int>(version_)) +
@@ -804,27 +452,27 @@ void RespSession::dispatch(const RespCommand& command, std::string& out) {
     }
     return unknown_subcommand(w, "CLIENT", sub);
   }
-  if (is(name, "select")) {
+  if (same_word(name, "select")) {
     if (argc != 2) return arity_error(w, name);
     std::int64_t db = 0;
     if (!parse_int64(command[1], db)) return w.error("ERR", kNotInteger);
     if (db != 0) return w.error("ERR", "DB index is out of range");
     return w.simple_string("OK");
   }
-  if (is(name, "config")) {
+  if (same_word(name, "config")) {
     if (argc < 2) return arity_error(w, name);
-    if (is(command[1], "get")) {
+    if (same_word(command[1], "get")) {
       if (argc < 3) return arity_error(w, "config|get");
       // No settings are exposed this way, except the two that
       // redis-benchmark reads at start (it warns when they are missing):
       // nothing is persisted. RESP3 answers CONFIG GET with a map.
       const std::string_view pattern = command[2];
-      if (argc == 3 && is(pattern, "save")) {
+      if (argc == 3 && same_word(pattern, "save")) {
         w.map_header(1);
         w.bulk_string("save");
         return w.bulk_string("");
       }
-      if (argc == 3 && is(pattern, "appendonly")) {
+      if (argc == 3 && same_word(pattern, "appendonly")) {
         w.map_header(1);
         w.bulk_string("appendonly");
         return w.bulk_string("no");
@@ -833,15 +481,15 @@ void RespSession::dispatch(const RespCommand& command, std::string& out) {
     }
     return unknown_subcommand(w, "CONFIG", command[1]);
   }
-  if (is(name, "command")) {
+  if (same_word(name, "command")) {
     if (argc == 1) return w.array_header(0);
     const std::string_view sub = command[1];
-    if (is(sub, "count")) {
+    if (same_word(sub, "count")) {
       if (argc != 2) return arity_error(w, "command|count");
       return w.integer(0);
     }
-    if (is(sub, "docs")) return w.map_header(0);
-    if (is(sub, "info") || is(sub, "list")) return w.array_header(0);
+    if (same_word(sub, "docs")) return w.map_header(0);
+    if (same_word(sub, "info") || same_word(sub, "list")) return w.array_header(0);
     return unknown_subcommand(w, "COMMAND", sub);
   }
   return unknown_command(w, command);

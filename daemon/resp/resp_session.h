@@ -87,7 +87,9 @@
 #include <string>
 #include <string_view>
 
+#include "commands.h"
 #include "id_service.h"
+#include "resp_commands.h"
 #include "resp_parser.h"
 #include "resp_writer.h"
 #include "sequence_service.h"
@@ -111,9 +113,6 @@ struct RespSessionOptions {
   // instead of running it inline.
   bool defer = false;
 };
-
-// The reply of a deferred command, computed where waiting is allowed.
-using DeferredReply = std::function<std::string()>;
 
 class RespSession {
  public:
@@ -147,13 +146,12 @@ class RespSession {
 
  private:
   void dispatch(const RespCommand& command, std::string& out);
-  // The sequence commands; false if `name` is none of them.
-  bool dispatch_sequence(std::string_view name, const RespCommand& command, RespWriter& w);
   // Defers `work` (options.defer) or appends its reply now.
   void defer(DeferredReply work, RespWriter& w);
 
   IdService& ids_;
   RespSessionOptions options_;
+  Commands table_;
   RespParser parser_;
   RespCommand command_;
   RespVersion version_ = RespVersion::kResp2;
