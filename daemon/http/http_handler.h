@@ -86,6 +86,7 @@
 #include <utility>
 #include <vector>
 
+#include "commands.h"
 #include "id_service.h"
 #include "sequence_service.h"
 
@@ -144,9 +145,9 @@ class HttpHandler {
   HttpResponse answer(const HttpRequest& request, std::function<HttpResponse()>& deferred) const;
 
   IdService& ids_;
+  Commands commands_;
   std::function<std::string()> metrics_;
   std::string token_;
-  SequenceService* sequences_;
 };
 
 }  // namespace snowid::daemon
