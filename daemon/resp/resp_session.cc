@@ -18,6 +18,7 @@
 #include "snowid/status.h"
 #include "snowid/ticket_store.h"
 #include "snowid/time.h"
+#include "stats.h"
 
 #ifndef SNOWID_VERSION
 #define SNOWID_VERSION "dev"
@@ -132,6 +133,25 @@ class InfoText {
     v += std::to_string(frac < 0 ? -frac : frac);
     line(key, v);
   }
+  // The rows of stats.h in section `title`.
+  void stats(std::string_view title, const ServiceSnapshot& s) {
+    for (const StatRow& row : service_stats()) {
+      if (row.section != title) continue;
+      const StatValue v = row.read(s);
+      switch (row.unit) {
+        case StatUnit::kCount:
+        case StatUnit::kFlag:
+          number(row.info, v.count);
+          break;
+        case StatUnit::kMillis:
+          millis(row.info, v.duration);
+          break;
+        case StatUnit::kSeconds:
+          number(row.info, std::chrono::duration_cast<std::chrono::seconds>(v.duration).count());
+          break;
+      }
+    }
+  }
   const std::string& text() const noexcept { return text_; }
 
  private:
@@ -150,9 +170,7 @@ std::string info_text(IdService& ids, const SequenceService* sequences, unsigned
     info.number(
         "server_time_usec",
         std::chrono::duration_cast<std::chrono::microseconds>(s.now.time_since_epoch()).count());
-    info.number("uptime_in_seconds",
-                std::chrono::duration_cast<std::chrono::seconds>(s.uptime).count());
-    info.number("max_batch", s.max_batch);
+    info.stats("Server", s);
   }
   if (sections & kLayout) {
     info.section("Layout");
@@ -169,39 +187,22 @@ std::string info_text(IdService& ids, const SequenceService* sequences, unsigned
   if (sections & kLease) {
     info.section("Lease");
     info.line("lease_state", lower_copy(lease_state_name(s.lease_state)));
-    info.number("lease_renewals", s.lease.renewals);
-    info.number("lease_renewal_failures", s.lease.renewal_failures);
-    info.millis("lease_last_renewal_latency_ms", s.lease.last_renewal_latency);
-    info.millis("lease_max_renewal_latency_ms", s.lease.max_renewal_latency);
-    info.number("lease_reacquisitions", s.reacquisitions);
-    info.number("lease_losses", s.lease_losses);
+    info.stats("Lease", s);
   }
   if (sections & kHealth) {
     info.section("Health");
-    info.number("ready", s.ready ? 1 : 0);
-    info.number("healthy", s.health.is_ok() ? 1 : 0);
+    info.stats("Health", s);
     info.line("reason", s.ready ? std::string() : ids.not_ready_reason());
   }
   if (sections & kStats) {
     const ServiceCounters& c = s.counters;
     info.section("Stats");
-    info.number("ids_issued", c.ids_issued);
-    info.number("single_requests", c.single_requests);
-    info.number("batch_requests", c.batch_requests);
-    info.number("reserve_calls", c.reserve_calls);
+    info.stats("Stats", s);
     for (std::size_t i = 0; i < c.refusals_by_code.size(); ++i) {
       if (c.refusals_by_code[i] == 0) continue;
       const auto code = static_cast<Code>(i);
       info.number("refusals_" + lower_copy(error_word(code)), c.refusals_by_code[i]);
     }
-    info.number("decodes", c.decodes);
-    info.number("decode_errors", c.decode_errors);
-    info.number("sequence_exhausted", s.generator.sequence_exhausted);
-    info.number("clock_behind", s.generator.clock_behind);
-    info.number("waits_gave_up", s.generator.waits_gave_up);
-    info.number("borrowed_ticks", s.generator.borrowed_ticks);
-    info.number("fence_writes", s.generator.fence_writes);
-    info.number("fence_write_failures", s.generator.fence_write_failures);
   }
   if (sections & kSequences) {
     info.section("Sequences");
