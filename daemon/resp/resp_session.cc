@@ -158,6 +158,35 @@ class InfoText {
   std::string text_;
 };
 
+// The Sequences section: the ticket table and the counters summed over the
+// sequences this daemon serves.
+void info_sequences(InfoText& info, const SequenceService* sequences) {
+  info.section("Sequences");
+  if (sequences == nullptr || !sequences->enabled()) {
+    info.line("sequences_store", "off");
+  } else {
+    const SequencesSnapshot q = sequences->snapshot();
+    std::uint64_t issued = 0, lost = 0, fetched = 0, served = 0;
+    for (const SequenceCounters& c : q.sequences) {
+      issued += c.numbers_issued;
+      lost += c.numbers_lost;
+      fetched += c.ranges_fetched;
+      served += c.ranges_served;
+    }
+    info.line("sequences_store", q.store_kind);
+    info.line("sequences_url", q.store);
+    info.number("sequences_buffered", q.buffers);
+    info.number("sequences_numbers_issued", issued);
+    info.number("sequences_numbers_lost", lost);
+    info.number("sequences_ranges_fetched", fetched);
+    info.number("sequences_ranges_served", served);
+    info.number("sequences_store_calls", q.store_calls);
+    info.number("sequences_store_failures", q.store_failures);
+    info.number("sequences_buffer_waits", q.buffer_waits);
+    info.number("sequences_buffer_wait_timeouts", q.buffer_wait_timeouts);
+  }
+}
+
 std::string info_text(IdService& ids, const SequenceService* sequences, unsigned sections) {
   const ServiceSnapshot s = ids.snapshot();
   InfoText info;
@@ -204,32 +233,7 @@ std::string info_text(IdService& ids, const SequenceService* sequences, unsigned
       info.number("refusals_" + lower_copy(error_word(code)), c.refusals_by_code[i]);
     }
   }
-  if (sections & kSequences) {
-    info.section("Sequences");
-    if (sequences == nullptr || !sequences->enabled()) {
-      info.line("sequences_store", "off");
-    } else {
-      const SequencesSnapshot q = sequences->snapshot();
-      std::uint64_t issued = 0, lost = 0, fetched = 0, served = 0;
-      for (const SequenceCounters& c : q.sequences) {
-        issued += c.numbers_issued;
-        lost += c.numbers_lost;
-        fetched += c.ranges_fetched;
-        served += c.ranges_served;
-      }
-      info.line("sequences_store", q.store_kind);
-      info.line("sequences_url", q.store);
-      info.number("sequences_buffered", q.buffers);
-      info.number("sequences_numbers_issued", issued);
-      info.number("sequences_numbers_lost", lost);
-      info.number("sequences_ranges_fetched", fetched);
-      info.number("sequences_ranges_served", served);
-      info.number("sequences_store_calls", q.store_calls);
-      info.number("sequences_store_failures", q.store_failures);
-      info.number("sequences_buffer_waits", q.buffer_waits);
-      info.number("sequences_buffer_wait_timeouts", q.buffer_wait_timeouts);
-    }
-  }
+  if (sections & kSequences) info_sequences(info, sequences);
   return info.text();
 }
 
@@ -298,10 +302,207 @@ void RespSession::defer(DeferredReply work, RespWriter& w) {
   w.output() += work();
 }
 
+void RespSession::ping_command(const RespCommand& command, RespWriter& w) {
+  const std::string_view name = command[0];
+  const std::size_t argc = command.size();
+  if (!authenticated_) return w.error("NOAUTH", kNoAuth);
+  if (argc > 2) return arity_error(w, name);
+  if (argc == 2) return w.bulk_string(command[1]);
+  return w.simple_string("PONG");
+}
+
+void RespSession::hello_command(const RespCommand& command, RespWriter& w) {
+  const std::size_t argc = command.size();
+  std::int64_t proto = static_cast<std::int64_t>(version_);
+  if (argc >= 2) {
+    if (!parse_int64(command[1], proto)) {
+      return w.error("ERR", "Protocol version is not an integer or out of range");
+    }
+    if (proto < 2 || proto > 3) return w.error("NOPROTO", "unsupported protocol version");
+  }
+  const std::string* password = nullptr;
+  const std::string* setname = nullptr;
+  for (std::size_t j = 2; j < argc; ++j) {
+    const std::size_t more = argc - 1 - j;
+    if (same_word(command[j], "auth") && more >= 2) {
+      password = &command[j + 2];
+      j += 2;
+    } else if (same_word(command[j], "setname") && more >= 1) {
+      setname = &command[j + 1];
+      ++j;
+    } else {
+      return w.error("ERR", "Syntax error in HELLO option '" + command[j] + "'");
+    }
+  }
+  if (password != nullptr && !options_.token.empty()) {
+    // Any user name will do: the token is the one secret.
+    if (!same_secret(*password, options_.token)) return w.error("WRONGPASS", kWrongPass);
+    authenticated_ = true;
+  }
+  if (!authenticated_) return w.error("NOAUTH", kNoAuth);
+  if (setname != nullptr) {
+    if (!valid_client_name(*setname)) {
+      return w.error("ERR", "Client names cannot contain spaces, newlines or special characters.");
+    }
+    name_ = *setname;
+  }
+  version_ = proto == 3 ? RespVersion::kResp3 : RespVersion::kResp2;
+  RespWriter hw(w.output(), version_, wide_);
+  hw.map_header(7);
+  hw.bulk_string("server");
+  hw.bulk_string("snowid");
+  hw.bulk_string("version");
+  hw.bulk_string(kVersion);
+  hw.bulk_string("proto");
+  hw.integer(proto);
+  hw.bulk_string("id");
+  hw.unsigned_integer(options_.client_id);
+  hw.bulk_string("mode");
+  hw.bulk_string("standalone");
+  hw.bulk_string("role");
+  hw.bulk_string("master");
+  hw.bulk_string("modules");
+  hw.array_header(0);
+  return;
+}
+
+void RespSession::auth_command(const RespCommand& command, RespWriter& w) {
+  const std::string_view name = command[0];
+  const std::size_t argc = command.size();
+  if (argc != 2 && argc != 3) return arity_error(w, name);
+  if (options_.token.empty()) {
+    // As Redis with no password for the default user: the password-only
+    // form is a configuration mistake; the user-and-password form succeeds.
+    if (argc == 2) {
+      return w.error("ERR",
+                     "AUTH <password> called without any password configured for the default "
+                     "user. Are you sure your configuration is correct?");
+    }
+    return w.simple_string("OK");
+  }
+  if (!same_secret(command[argc - 1], options_.token)) return w.error("WRONGPASS", kWrongPass);
+  authenticated_ = true;
+  return w.simple_string("OK");
+}
+
+void RespSession::idformat_command(const RespCommand& command, RespWriter& w) {
+  const std::string_view name = command[0];
+  const std::size_t argc = command.size();
+  if (argc == 1) return w.simple_string(wide_ == WideFormat::kString ? "STRING" : "INTEGER");
+  if (argc != 2) return arity_error(w, name);
+  if (same_word(command[1], "string")) {
+    wide_ = WideFormat::kString;
+  } else if (same_word(command[1], "integer")) {
+    wide_ = WideFormat::kInteger;
+  } else {
+    return w.error("ERR", "IDFORMAT takes STRING (the default: ids as bulk strings) or INTEGER");
+  }
+  return w.simple_string("OK");
+}
+
+void RespSession::echo_command(const RespCommand& command, RespWriter& w) {
+  const std::string_view name = command[0];
+  const std::size_t argc = command.size();
+  if (argc != 2) return arity_error(w, name);
+  return w.bulk_string(command[1]);
+}
+
+void RespSession::info_command(const RespCommand& command, RespWriter& w) {
+  const std::size_t argc = command.size();
+  unsigned sections = argc == 1 ? kAllSections : 0;
+  for (std::size_t i = 1; i < argc; ++i) sections |= section_of(command[i]);
+  if (sections == 0) return w.bulk_string({});
+  return w.bulk_string(info_text(ids_, options_.sequences, sections));
+}
+
+void RespSession::client_command(const RespCommand& command, RespWriter& w) {
+  const std::string_view name = command[0];
+  const std::size_t argc = command.size();
+  if (argc < 2) return arity_error(w, name);
+  const std::string_view sub = command[1];
+  if (same_word(sub, "id")) {
+    if (argc != 2) return arity_error(w, "client|id");
+    return w.unsigned_integer(options_.client_id);
+  }
+  if (same_word(sub, "getname")) {
+    if (argc != 2) return arity_error(w, "client|getname");
+    if (name_.empty()) return w.null();
+    return w.bulk_string(name_);
+  }
+  if (same_word(sub, "setname")) {
+    if (argc != 3) return arity_error(w, "client|setname");
+    if (!valid_client_name(command[2])) {
+      return w.error("ERR", "Client names cannot contain spaces, newlines or special characters.");
+    }
+    name_ = command[2];
+    return w.simple_string("OK");
+  }
+  if (same_word(sub, "setinfo")) {
+    // Client libraries announce their name and version; nothing to keep.
+    if (argc != 4) return arity_error(w, "client|setinfo");
+    return w.simple_string("OK");
+  }
+  if (same_word(sub, "info")) {
+    if (argc != 2) return arity_error(w, "client|info");
+    std::string text = "id=" + std::to_string(options_.client_id) + " name=" + name_ +
+                       " db=0 resp=" + std::to_string(static_cast<int>(version_)) +
+                       " idformat=" + (wide_ == WideFormat::kString ? "string" : "integer") + "\n";
+    return w.bulk_string(text);
+  }
+  return unknown_subcommand(w, "CLIENT", sub);
+}
+
+void RespSession::select_command(const RespCommand& command, RespWriter& w) {
+  const std::string_view name = command[0];
+  const std::size_t argc = command.size();
+  if (argc != 2) return arity_error(w, name);
+  std::int64_t db = 0;
+  if (!parse_int64(command[1], db)) return w.error("ERR", kNotInteger);
+  if (db != 0) return w.error("ERR", "DB index is out of range");
+  return w.simple_string("OK");
+}
+
+void RespSession::config_command(const RespCommand& command, RespWriter& w) {
+  const std::string_view name = command[0];
+  const std::size_t argc = command.size();
+  if (argc < 2) return arity_error(w, name);
+  if (same_word(command[1], "get")) {
+    if (argc < 3) return arity_error(w, "config|get");
+    // No settings are exposed this way, except the two that
+    // redis-benchmark reads at start (it warns when they are missing):
+    // nothing is persisted. RESP3 answers CONFIG GET with a map.
+    const std::string_view pattern = command[2];
+    if (argc == 3 && same_word(pattern, "save")) {
+      w.map_header(1);
+      w.bulk_string("save");
+      return w.bulk_string("");
+    }
+    if (argc == 3 && same_word(pattern, "appendonly")) {
+      w.map_header(1);
+      w.bulk_string("appendonly");
+      return w.bulk_string("no");
+    }
+    return w.map_header(0);
+  }
+  return unknown_subcommand(w, "CONFIG", command[1]);
+}
+
+void RespSession::command_command(const RespCommand& command, RespWriter& w) {
+  const std::size_t argc = command.size();
+  if (argc == 1) return w.array_header(0);
+  const std::string_view sub = command[1];
+  if (same_word(sub, "count")) {
+    if (argc != 2) return arity_error(w, "command|count");
+    return w.integer(0);
+  }
+  if (same_word(sub, "docs")) return w.map_header(0);
+  if (same_word(sub, "info") || same_word(sub, "list")) return w.array_header(0);
+  return unknown_subcommand(w, "COMMAND", sub);
+}
+
 void RespSession::dispatch(const RespCommand& command, std::string& out) {
   RespWriter w(out, version_, wide_);
   const std::string_view name = command[0];
-  const std::size_t argc = command.size();
 
   // The table's commands first (the hot ones among them), before anything
   // that could allocate.
@@ -312,187 +513,23 @@ void RespSession::dispatch(const RespCommand& command, std::string& out) {
     if (work) defer(std::move(work), w);
     return;
   }
-  if (same_word(name, "ping")) {
-    if (!authenticated_) return w.error("NOAUTH", kNoAuth);
-    if (argc > 2) return arity_error(w, name);
-    if (argc == 2) return w.bulk_string(command[1]);
-    return w.simple_string("PONG");
-  }
+  if (same_word(name, "ping")) return ping_command(command, w);
   if (same_word(name, "quit")) {
     closing_ = true;
     return w.simple_string("OK");
   }
-  if (same_word(name, "hello")) {
-    std::int64_t proto = static_cast<std::int64_t>(version_);
-    if (argc >= 2) {
-      if (!parse_int64(command[1], proto)) {
-        return w.error("ERR", "Protocol version is not an integer or out of range");
-      }
-      if (proto < 2 || proto > 3) return w.error("NOPROTO", "unsupported protocol version");
-    }
-    const std::string* password = nullptr;
-    const std::string* setname = nullptr;
-    for (std::size_t j = 2; j < argc; ++j) {
-      const std::size_t more = argc - 1 - j;
-      if (same_word(command[j], "auth") && more >= 2) {
-        password = &command[j + 2];
-        j += 2;
-      } else if (same_word(command[j], "setname") && more >= 1) {
-        setname = &command[j + 1];
-        ++j;
-      } else {
-        return w.error("ERR", "Syntax error in HELLO option '" + command[j] + "'");
-      }
-    }
-    if (password != nullptr && !options_.token.empty()) {
-      // Any user name will do: the token is the one secret.
-      if (!same_secret(*password, options_.token)) return w.error("WRONGPASS", kWrongPass);
-      authenticated_ = true;
-    }
-    if (!authenticated_) return w.error("NOAUTH", kNoAuth);
-    if (setname != nullptr) {
-      if (!valid_client_name(*setname)) {
-        return w.error("ERR",
-                       "Client names cannot contain spaces, newlines or special characters.");
-      }
-      name_ = *setname;
-    }
-    version_ = proto == 3 ? RespVersion::kResp3 : RespVersion::kResp2;
-    RespWriter hw(out, version_, wide_);
-    hw.map_header(7);
-    hw.bulk_string("server");
-    hw.bulk_string("snowid");
-    hw.bulk_string("version");
-    hw.bulk_string(kVersion);
-    hw.bulk_string("proto");
-    hw.integer(proto);
-    hw.bulk_string("id");
-    hw.unsigned_integer(options_.client_id);
-    hw.bulk_string("mode");
-    hw.bulk_string("standalone");
-    hw.bulk_string("role");
-    hw.bulk_string("master");
-    hw.bulk_string("modules");
-    hw.array_header(0);
-    return;
-  }
-  if (same_word(name, "auth")) {
-    if (argc != 2 && argc != 3) return arity_error(w, name);
-    if (options_.token.empty()) {
-      // As Redis with no password for the default user: the password-only
-      // form is a configuration mistake; the user-and-password form succeeds.
-      if (argc == 2) {
-        return w.error("ERR",
-                       "AUTH <password> called without any password configured for the default "
-                       "user. Are you sure your configuration is correct?");
-      }
-      return w.simple_string("OK");
-    }
-    if (!same_secret(command[argc - 1], options_.token)) return w.error("WRONGPASS", kWrongPass);
-    authenticated_ = true;
-    return w.simple_string("OK");
-  }
+  if (same_word(name, "hello")) return hello_command(command, w);
+  if (same_word(name, "auth")) return auth_command(command, w);
 
   if (!authenticated_) return w.error("NOAUTH", kNoAuth);
 
-  if (same_word(name, "idformat")) {
-    if (argc == 1) return w.simple_string(wide_ == WideFormat::kString ? "STRING" : "INTEGER");
-    if (argc != 2) return arity_error(w, name);
-    if (same_word(command[1], "string")) {
-      wide_ = WideFormat::kString;
-    } else if (same_word(command[1], "integer")) {
-      wide_ = WideFormat::kInteger;
-    } else {
-      return w.error("ERR", "IDFORMAT takes STRING (the default: ids as bulk strings) or INTEGER");
-    }
-    return w.simple_string("OK");
-  }
-  if (same_word(name, "echo")) {
-    if (argc != 2) return arity_error(w, name);
-    return w.bulk_string(command[1]);
-  }
-  if (same_word(name, "info")) {
-    unsigned sections = argc == 1 ? kAllSections : 0;
-    for (std::size_t i = 1; i < argc; ++i) sections |= section_of(command[i]);
-    if (sections == 0) return w.bulk_string({});
-    return w.bulk_string(info_text(ids_, options_.sequences, sections));
-  }
-  if (same_word(name, "client")) {
-    if (argc < 2) return arity_error(w, name);
-    const std::string_view sub = command[1];
-    if (same_word(sub, "id")) {
-      if (argc != 2) return arity_error(w, "client|id");
-      return w.unsigned_integer(options_.client_id);
-    }
-    if (same_word(sub, "getname")) {
-      if (argc != 2) return arity_error(w, "client|getname");
-      if (name_.empty()) return w.null();
-      return w.bulk_string(name_);
-    }
-    if (same_word(sub, "setname")) {
-      if (argc != 3) return arity_error(w, "client|setname");
-      if (!valid_client_name(command[2])) {
-        return w.error("ERR",
-                       "Client names cannot contain spaces, newlines or special characters.");
-      }
-      name_ = command[2];
-      return w.simple_string("OK");
-    }
-    if (same_word(sub, "setinfo")) {
-      // Client libraries announce their name and version; nothing to keep.
-      if (argc != 4) return arity_error(w, "client|setinfo");
-      return w.simple_string("OK");
-    }
-    if (same_word(sub, "info")) {
-      if (argc != 2) return arity_error(w, "client|info");
-      std::string text = "id=" + std::to_string(options_.client_id) + " name=" + name_ +
-                         " db=0 resp=" + std::to_string(static_cast<int>(version_)) +
-                         " idformat=" + (wide_ == WideFormat::kString ? "string" : "integer") +
-                         "\n";
-      return w.bulk_string(text);
-    }
-    return unknown_subcommand(w, "CLIENT", sub);
-  }
-  if (same_word(name, "select")) {
-    if (argc != 2) return arity_error(w, name);
-    std::int64_t db = 0;
-    if (!parse_int64(command[1], db)) return w.error("ERR", kNotInteger);
-    if (db != 0) return w.error("ERR", "DB index is out of range");
-    return w.simple_string("OK");
-  }
-  if (same_word(name, "config")) {
-    if (argc < 2) return arity_error(w, name);
-    if (same_word(command[1], "get")) {
-      if (argc < 3) return arity_error(w, "config|get");
-      // No settings are exposed this way, except the two that
-      // redis-benchmark reads at start (it warns when they are missing):
-      // nothing is persisted. RESP3 answers CONFIG GET with a map.
-      const std::string_view pattern = command[2];
-      if (argc == 3 && same_word(pattern, "save")) {
-        w.map_header(1);
-        w.bulk_string("save");
-        return w.bulk_string("");
-      }
-      if (argc == 3 && same_word(pattern, "appendonly")) {
-        w.map_header(1);
-        w.bulk_string("appendonly");
-        return w.bulk_string("no");
-      }
-      return w.map_header(0);
-    }
-    return unknown_subcommand(w, "CONFIG", command[1]);
-  }
-  if (same_word(name, "command")) {
-    if (argc == 1) return w.array_header(0);
-    const std::string_view sub = command[1];
-    if (same_word(sub, "count")) {
-      if (argc != 2) return arity_error(w, "command|count");
-      return w.integer(0);
-    }
-    if (same_word(sub, "docs")) return w.map_header(0);
-    if (same_word(sub, "info") || same_word(sub, "list")) return w.array_header(0);
-    return unknown_subcommand(w, "COMMAND", sub);
-  }
+  if (same_word(name, "idformat")) return idformat_command(command, w);
+  if (same_word(name, "echo")) return echo_command(command, w);
+  if (same_word(name, "info")) return info_command(command, w);
+  if (same_word(name, "client")) return client_command(command, w);
+  if (same_word(name, "select")) return select_command(command, w);
+  if (same_word(name, "config")) return config_command(command, w);
+  if (same_word(name, "command")) return command_command(command, w);
   return unknown_command(w, command);
 }
 

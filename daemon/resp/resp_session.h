@@ -146,6 +146,17 @@ class RespSession {
 
  private:
   void dispatch(const RespCommand& command, std::string& out);
+  // The commands of RESP only, each after the checks dispatch() makes.
+  void ping_command(const RespCommand& command, RespWriter& w);
+  void hello_command(const RespCommand& command, RespWriter& w);
+  void auth_command(const RespCommand& command, RespWriter& w);
+  void idformat_command(const RespCommand& command, RespWriter& w);
+  void echo_command(const RespCommand& command, RespWriter& w);
+  void info_command(const RespCommand& command, RespWriter& w);
+  void client_command(const RespCommand& command, RespWriter& w);
+  void select_command(const RespCommand& command, RespWriter& w);
+  void config_command(const RespCommand& command, RespWriter& w);
+  void command_command(const RespCommand& command, RespWriter& w);
   // Defers `work` (options.defer) or appends its reply now.
   void defer(DeferredReply work, RespWriter& w);
 
