@@ -46,6 +46,10 @@
 //   answers), COMMAND [COUNT|DOCS] (empty): what stock clients, redis-cli and
 //   redis-benchmark send when they connect, answered so that they work.
 //
+// NEXTID, NEXTIDS, DECODE and the sequence commands are rows of the command
+// table (commands.h), served on HTTP too; resp_commands.h reads their argv
+// and writes their answers. The others are RESP's own and written here.
+//
 // Errors are RESP errors whose first word a client can act on: ERR for an
 // unknown command, a wrong number of arguments or a malformed number (as
 // Redis words them), NOAUTH before AUTH when a token is required, WRONGPASS
