@@ -355,13 +355,22 @@ HttpResponse to_response(const Layout& layout, const CommandRow& row, std::strin
   return std::visit(
       [&](const auto& a) -> HttpResponse {
         using T = std::decay_t<decltype(a)>;
-        if constexpr (std::is_same_v<T, Refusal>) return refusal_response(a, subject, texts, row);
-        if constexpr (std::is_same_v<T, IssuedIds>) return ids_response(a);
-        if constexpr (std::is_same_v<T, DecodeAnswer>) return decode_response(layout, a.decoded);
-        if constexpr (std::is_same_v<T, NumbersAnswer>) return numbers_response(a);
-        if constexpr (std::is_same_v<T, RangeAnswer>) return range_response(a);
-        if constexpr (std::is_same_v<T, SequenceAnswer>) return sequence_response(a);
-        if constexpr (std::is_same_v<T, NamesAnswer>) return names_response(a);
+        if constexpr (std::is_same_v<T, Refusal>) {
+          return refusal_response(a, subject, texts, row);
+        } else if constexpr (std::is_same_v<T, IssuedIds>) {
+          return ids_response(a);
+        } else if constexpr (std::is_same_v<T, DecodeAnswer>) {
+          return decode_response(layout, a.decoded);
+        } else if constexpr (std::is_same_v<T, NumbersAnswer>) {
+          return numbers_response(a);
+        } else if constexpr (std::is_same_v<T, RangeAnswer>) {
+          return range_response(a);
+        } else if constexpr (std::is_same_v<T, SequenceAnswer>) {
+          return sequence_response(a);
+        } else {
+          static_assert(std::is_same_v<T, NamesAnswer>, "every answer type has a response");
+          return names_response(a);
+        }
       },
       answer);
 }

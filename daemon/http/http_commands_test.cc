@@ -45,7 +45,10 @@ TEST(HttpCommands, EveryRowOfTheTableIsAnsweredOverHttp) {
   for (const CommandRow& row : command_rows()) {
     SCOPED_TRACE(std::string(row.resp));
     const std::string target = target_of(row, std::to_string(one.id));
-    const HttpResponse r = handler.handle(HttpRequest{.method = row.method, .target = target});
+    HttpRequest request;
+    request.method = row.method;
+    request.target = target;
+    const HttpResponse r = handler.handle(request);
     EXPECT_GE(r.status, 200u) << target << ": " << r.body;
     EXPECT_LT(r.status, 300u) << target << ": " << r.body;
   }
