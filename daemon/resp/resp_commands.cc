@@ -156,7 +156,8 @@ void write_answer(RespWriter& w, const Layout& layout, const CommandRow& row, bo
         } else if constexpr (std::is_same_v<T, SequenceAnswer>) {
           if (a.created) return w.simple_string("OK");
           write_sequence_info(w, a.details);
-        } else if constexpr (std::is_same_v<T, NamesAnswer>) {
+        } else {
+          static_assert(std::is_same_v<T, NamesAnswer>, "every answer type has a reply");
           w.array_header(a.names.size());
           for (const std::string& n : a.names) w.bulk_string(n);
         }
