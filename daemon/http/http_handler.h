@@ -64,6 +64,9 @@
 // cannot be probed (and the 404 of sequences off comes with the 404 of
 // unknown paths). The server answers 413, 431 and 505 itself.
 //
+// The /v1 routes are the rows of the command table (commands.h), served on
+// RESP too; http_commands.h maps them. The probes and /metrics are HTTP's own.
+//
 // With a token configured, every route but /healthz and /readyz needs
 // "Authorization: Bearer <token>" (compared in constant time): 401 with
 // WWW-Authenticate: Bearer realm="snowid" otherwise. Probes stay open so that an
@@ -86,6 +89,7 @@
 #include <utility>
 #include <vector>
 
+#include "commands.h"
 #include "id_service.h"
 #include "sequence_service.h"
 
@@ -144,9 +148,9 @@ class HttpHandler {
   HttpResponse answer(const HttpRequest& request, std::function<HttpResponse()>& deferred) const;
 
   IdService& ids_;
+  Commands commands_;
   std::function<std::string()> metrics_;
   std::string token_;
-  SequenceService* sequences_;
 };
 
 }  // namespace snowid::daemon

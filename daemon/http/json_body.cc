@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <exception>
 #include <nlohmann/json.hpp>
+#include <span>
 #include <string>
 
 namespace snowid::daemon {
@@ -31,7 +32,7 @@ std::string shown(std::string_view text) {
 // container inside it is refused as soon as it opens.
 class IntegerFields {
  public:
-  explicit IntegerFields(std::initializer_list<std::string_view> allowed) : allowed_(allowed) {}
+  explicit IntegerFields(std::span<const std::string_view> allowed) : allowed_(allowed) {}
 
   std::vector<std::pair<std::string, std::string>> fields;
   std::string error;
@@ -103,7 +104,7 @@ class IntegerFields {
     return false;
   }
 
-  std::initializer_list<std::string_view> allowed_;
+  std::span<const std::string_view> allowed_;
   std::string key_;
   int depth_ = 0;
 };
@@ -111,7 +112,7 @@ class IntegerFields {
 }  // namespace
 
 Result<std::vector<std::pair<std::string, std::string>>> parse_integer_fields(
-    std::string_view body, std::initializer_list<std::string_view> allowed) {
+    std::string_view body, std::span<const std::string_view> allowed) {
   IntegerFields sax(allowed);
   bool ok = false;
   try {

@@ -14,6 +14,7 @@
 #pragma once
 
 #include <initializer_list>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -27,6 +28,11 @@ namespace snowid::daemon {
 // saying what is wrong (malformed JSON and where, not an object, an unknown
 // or repeated member, a value that is not an integer or a string).
 Result<std::vector<std::pair<std::string, std::string>>> parse_integer_fields(
-    std::string_view body, std::initializer_list<std::string_view> allowed);
+    std::string_view body, std::span<const std::string_view> allowed);
+inline Result<std::vector<std::pair<std::string, std::string>>> parse_integer_fields(
+    std::string_view body, std::initializer_list<std::string_view> allowed) {
+  return parse_integer_fields(body,
+                              std::span<const std::string_view>(allowed.begin(), allowed.size()));
+}
 
 }  // namespace snowid::daemon

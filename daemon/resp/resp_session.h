@@ -46,6 +46,10 @@
 //   answers), COMMAND [COUNT|DOCS] (empty): what stock clients, redis-cli and
 //   redis-benchmark send when they connect, answered so that they work.
 //
+// NEXTID, NEXTIDS, DECODE and the sequence commands are rows of the command
+// table (commands.h), served on HTTP too; resp_commands.h reads their argv
+// and writes their answers. The others are RESP's own and written here.
+//
 // Errors are RESP errors whose first word a client can act on: ERR for an
 // unknown command, a wrong number of arguments or a malformed number (as
 // Redis words them), NOAUTH before AUTH when a token is required, WRONGPASS
@@ -87,7 +91,9 @@
 #include <string>
 #include <string_view>
 
+#include "commands.h"
 #include "id_service.h"
+#include "resp_commands.h"
 #include "resp_parser.h"
 #include "resp_writer.h"
 #include "sequence_service.h"
@@ -111,9 +117,6 @@ struct RespSessionOptions {
   // instead of running it inline.
   bool defer = false;
 };
-
-// The reply of a deferred command, computed where waiting is allowed.
-using DeferredReply = std::function<std::string()>;
 
 class RespSession {
  public:
@@ -147,13 +150,23 @@ class RespSession {
 
  private:
   void dispatch(const RespCommand& command, std::string& out);
-  // The sequence commands; false if `name` is none of them.
-  bool dispatch_sequence(std::string_view name, const RespCommand& command, RespWriter& w);
+  // The commands of RESP only, each after the checks dispatch() makes.
+  void ping_command(const RespCommand& command, RespWriter& w);
+  void hello_command(const RespCommand& command, RespWriter& w);
+  void auth_command(const RespCommand& command, RespWriter& w);
+  void idformat_command(const RespCommand& command, RespWriter& w);
+  void echo_command(const RespCommand& command, RespWriter& w);
+  void info_command(const RespCommand& command, RespWriter& w);
+  void client_command(const RespCommand& command, RespWriter& w);
+  void select_command(const RespCommand& command, RespWriter& w);
+  void config_command(const RespCommand& command, RespWriter& w);
+  void command_command(const RespCommand& command, RespWriter& w);
   // Defers `work` (options.defer) or appends its reply now.
   void defer(DeferredReply work, RespWriter& w);
 
   IdService& ids_;
   RespSessionOptions options_;
+  Commands table_;
   RespParser parser_;
   RespCommand command_;
   RespVersion version_ = RespVersion::kResp2;

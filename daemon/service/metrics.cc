@@ -12,6 +12,7 @@
 
 #include "snowid/lease_keeper.h"
 #include "snowid/status.h"
+#include "stats.h"
 
 namespace snowid::daemon {
 namespace {
@@ -213,6 +214,26 @@ void render_sequences(Exposition& e, const SequencesSnapshot& q) {
            "Time requests spent waiting for dry buffers.", seconds(q.buffer_wait_time));
 }
 
+// The rows of stats.h, a family's HELP and TYPE before its first row.
+void render_stats(Exposition& e, const ServiceSnapshot& service) {
+  std::string_view family;
+  for (const StatRow& row : service_stats()) {
+    if (row.metric != family) {
+      family = row.metric;
+      e.family(row.metric, row.type == StatType::kCounter ? "counter" : "gauge", row.help);
+    }
+    const StatValue v = row.read(service);
+    const std::string value = row.unit == StatUnit::kCount || row.unit == StatUnit::kFlag
+                                  ? number(v.count)
+                                  : seconds(v.duration);
+    if (row.label.empty()) {
+      e.sample(row.metric, {}, value);
+    } else {
+      e.sample(row.metric, {{row.label, row.label_value}}, value);
+    }
+  }
+}
+
 }  // namespace
 
 std::string_view transport_name(Transport t) noexcept {
@@ -230,22 +251,8 @@ std::string_view transport_name(Transport t) noexcept {
 std::string render_metrics(const ServiceSnapshot& service, const ServerCounters& server,
                            const SequencesSnapshot& sequences) {
   const ServiceCounters& c = service.counters;
-  const GeneratorStats& g = service.generator;
   Exposition e;
-
-  e.single("snowid_ids_issued_total", "counter", "Ids handed out to clients.",
-           number(c.ids_issued));
-  e.single("snowid_ids_dropped_total", "counter",
-           "Ids taken for a batch that was then refused; never handed out (gaps).",
-           number(c.ids_dropped));
-
-  e.family("snowid_requests_total", "counter",
-           "Requests for ids: single (NEXTID, count=1) or batch (NEXTIDS n, count=N).");
-  e.sample("snowid_requests_total", {{"kind", "single"}}, number(c.single_requests));
-  e.sample("snowid_requests_total", {{"kind", "batch"}}, number(c.batch_requests));
-
-  e.single("snowid_reserve_calls_total", "counter", "Generator reserve() calls made for batches.",
-           number(c.reserve_calls));
+  render_stats(e, service);
 
   // One series per word, zeros included. Codes that share a word (none
   // today) add up into one series, so no series is repeated.
@@ -268,56 +275,21 @@ std::string render_metrics(const ServiceSnapshot& service, const ServerCounters&
   for (const auto& [word, n] : by_word) {
     e.sample("snowid_refusals_total", {{"reason", word}}, number(n));
   }
-
-  e.single("snowid_clock_behind_total", "counter",
-           "Clock regressions and early ticks waited out (the clock behind the last issued time).",
-           number(g.clock_behind));
   e.single("snowid_clock_moved_back_total", "counter",
            "Requests refused because the clock went back beyond the threshold.",
            number(c.refusals_by_code[static_cast<std::size_t>(Code::kClockMovedBack)]));
-  e.single("snowid_sequence_exhausted_total", "counter",
-           "Times a tick's sequence was used up and the generator waited for the next tick.",
-           number(g.sequence_exhausted));
-  e.single("snowid_waits_gave_up_total", "counter",
-           "Waits for the clock or the sequence that reached the longest allowed wait.",
-           number(g.waits_gave_up));
-
-  e.single("snowid_lease_renewals_total", "counter", "Worker-id lease renewals that succeeded.",
-           number(service.lease.renewals));
-  e.single("snowid_lease_renewal_failures_total", "counter",
-           "Worker-id lease renewals that failed.", number(service.lease.renewal_failures));
-  e.family("snowid_lease_renewal_latency_seconds", "gauge",
-           "Latency of lease renewals: the last successful one and the largest seen.");
-  e.sample("snowid_lease_renewal_latency_seconds", {{"which", "last"}},
-           seconds(service.lease.last_renewal_latency));
-  e.sample("snowid_lease_renewal_latency_seconds", {{"which", "max"}},
-           seconds(service.lease.max_renewal_latency));
 
   e.family("snowid_lease_state", "gauge", "The worker-id lease's state: 1 for the current one.");
   for (LeaseState s : kLeaseStates) {
     e.sample("snowid_lease_state", {{"state", lease_state_label(s)}},
              boolean(s == service.lease_state));
   }
-  e.single("snowid_lease_reacquisitions_total", "counter",
-           "Worker-id leases acquired again after one was lost.", number(service.reacquisitions));
-
-  e.single("snowid_ready", "gauge",
-           "1 while ids can be issued: the lease is held and the clock guard satisfied.",
-           boolean(service.ready));
-  e.single("snowid_healthy", "gauge",
-           "1 while the generator is healthy (no refusal that stands, such as a clock moved back).",
-           boolean(service.health.is_ok()));
-
   e.family("snowid_worker_info", "gauge", "The worker id this daemon issues with, and its layout.");
   e.sample("snowid_worker_info",
            {{"region", number(service.worker.region)},
             {"host", number(service.worker.host)},
             {"layout", service.layout.name()}},
            "1");
-
-  e.single("snowid_fence_writes_total", "counter", "Time fences stored.", number(g.fence_writes));
-  e.single("snowid_fence_write_failures_total", "counter", "Time fence stores that failed.",
-           number(g.fence_write_failures));
 
   constexpr Transport kAll[] = {Transport::kUnix, Transport::kTcp, Transport::kHttp};
   e.family("snowid_connections_total", "counter", "Connections accepted, by transport.");
@@ -348,11 +320,6 @@ std::string render_metrics(const ServiceSnapshot& service, const ServerCounters&
   e.sample("snowid_http_requests_total", {{"code", "2xx"}}, number(load(server.http_2xx)));
   e.sample("snowid_http_requests_total", {{"code", "4xx"}}, number(load(server.http_4xx)));
   e.sample("snowid_http_requests_total", {{"code", "5xx"}}, number(load(server.http_5xx)));
-
-  e.single("snowid_uptime_seconds", "gauge", "Seconds since the daemon started.",
-           seconds(service.uptime));
-  e.single("snowid_max_batch", "gauge", "The most ids one request may ask for.",
-           number(service.max_batch));
 
   render_sequences(e, sequences);
   return std::move(e).take();

@@ -1,8 +1,10 @@
 // /metrics: the daemon's counters in the Prometheus text exposition format
 // (version 0.0.4). Every family has HELP and TYPE lines; names start with
 // snowid_. Families (see docs/daemon.md for the full list):
+// (the scalar ones come from the one list in stats.h, which INFO uses too)
 //   snowid_ids_issued_total, snowid_ids_dropped_total, snowid_requests_total{kind="single|batch"},
-//   snowid_reserve_calls_total, snowid_refusals_total{reason="<WORD>"} (one
+//   snowid_reserve_calls_total, snowid_decodes_total, snowid_decode_errors_total,
+//   snowid_borrowed_ticks_total, snowid_lease_losses_total, snowid_refusals_total{reason="<WORD>"} (one
 //   series per word, zero included), snowid_clock_behind_total (clock
 //   regressions and early ticks waited out), snowid_clock_moved_back_total
 //   (refused), snowid_sequence_exhausted_total, snowid_waits_gave_up_total,

@@ -359,28 +359,32 @@ TEST(Metrics, ExactlyTheDocumentedFamiliesWithTheirTypes) {
       {"snowid_ids_dropped_total", "counter"},
       {"snowid_requests_total", "counter"},
       {"snowid_reserve_calls_total", "counter"},
-      {"snowid_refusals_total", "counter"},
-      {"snowid_clock_behind_total", "counter"},
-      {"snowid_clock_moved_back_total", "counter"},
+      {"snowid_decodes_total", "counter"},
+      {"snowid_decode_errors_total", "counter"},
       {"snowid_sequence_exhausted_total", "counter"},
+      {"snowid_clock_behind_total", "counter"},
       {"snowid_waits_gave_up_total", "counter"},
+      {"snowid_borrowed_ticks_total", "counter"},
+      {"snowid_fence_writes_total", "counter"},
+      {"snowid_fence_write_failures_total", "counter"},
+      {"snowid_uptime_seconds", "gauge"},
+      {"snowid_max_batch", "gauge"},
       {"snowid_lease_renewals_total", "counter"},
       {"snowid_lease_renewal_failures_total", "counter"},
       {"snowid_lease_renewal_latency_seconds", "gauge"},
-      {"snowid_lease_state", "gauge"},
       {"snowid_lease_reacquisitions_total", "counter"},
+      {"snowid_lease_losses_total", "counter"},
       {"snowid_ready", "gauge"},
       {"snowid_healthy", "gauge"},
+      {"snowid_refusals_total", "counter"},
+      {"snowid_clock_moved_back_total", "counter"},
+      {"snowid_lease_state", "gauge"},
       {"snowid_worker_info", "gauge"},
-      {"snowid_fence_writes_total", "counter"},
-      {"snowid_fence_write_failures_total", "counter"},
       {"snowid_connections_total", "counter"},
       {"snowid_connections_open", "gauge"},
       {"snowid_protocol_errors_total", "counter"},
       {"snowid_first_request_timeouts_total", "counter"},
       {"snowid_http_requests_total", "counter"},
-      {"snowid_uptime_seconds", "gauge"},
-      {"snowid_max_batch", "gauge"},
       {"snowid_sequence_store_info", "gauge"},
       {"snowid_sequence_numbers_issued_total", "counter"},
       {"snowid_sequence_numbers_lost_total", "counter"},
@@ -619,7 +623,7 @@ TEST(Metrics, AnEmptySnapshotIsStillComplete) {
   const ServiceSnapshot s{};
   ServerCounters server;
   const Exposition e = render_and_parse(s, server);
-  EXPECT_EQ(e.families.size(), 38u);
+  EXPECT_EQ(e.families.size(), 42u);
   EXPECT_EQ(e.value("snowid_ids_issued_total"), 0.0);
   EXPECT_EQ(e.value("snowid_lease_state", {{"state", "held"}}), 1.0);
   EXPECT_EQ(e.value("snowid_uptime_seconds"), 0.0);

@@ -1,0 +1,86 @@
+#include "stats.h"
+
+namespace snowid::daemon {
+namespace {
+
+using S = const ServiceSnapshot&;
+constexpr StatType kCounter = StatType::kCounter;
+constexpr StatType kGauge = StatType::kGauge;
+constexpr StatUnit kCount = StatUnit::kCount;
+
+StatValue count(std::uint64_t n) { return StatValue{n, Duration::zero()}; }
+StatValue duration(Duration d) { return StatValue{0, d}; }
+
+constexpr StatRow kStats[] = {
+    // Stats
+    {"Stats", "ids_issued", "snowid_ids_issued_total", "", "", kCounter, kCount,
+     "Ids handed out to clients.", [](S s) { return count(s.counters.ids_issued); }},
+    {"Stats", "ids_dropped", "snowid_ids_dropped_total", "", "", kCounter, kCount,
+     "Ids taken for a batch that was then refused; never handed out (gaps).",
+     [](S s) { return count(s.counters.ids_dropped); }},
+    {"Stats", "single_requests", "snowid_requests_total", "kind", "single", kCounter, kCount,
+     "Requests for ids: single (NEXTID, count=1) or batch (NEXTIDS n, count=N).",
+     [](S s) { return count(s.counters.single_requests); }},
+    {"Stats", "batch_requests", "snowid_requests_total", "kind", "batch", kCounter, kCount, "",
+     [](S s) { return count(s.counters.batch_requests); }},
+    {"Stats", "reserve_calls", "snowid_reserve_calls_total", "", "", kCounter, kCount,
+     "Generator reserve() calls made for batches.",
+     [](S s) { return count(s.counters.reserve_calls); }},
+    {"Stats", "decodes", "snowid_decodes_total", "", "", kCounter, kCount,
+     "Ids decoded (DECODE, /v1/ids/{id}).", [](S s) { return count(s.counters.decodes); }},
+    {"Stats", "decode_errors", "snowid_decode_errors_total", "", "", kCounter, kCount,
+     "Decodes refused: malformed text or a number beyond the layout.",
+     [](S s) { return count(s.counters.decode_errors); }},
+    {"Stats", "sequence_exhausted", "snowid_sequence_exhausted_total", "", "", kCounter, kCount,
+     "Times a tick's sequence was used up and the generator waited for the next tick.",
+     [](S s) { return count(s.generator.sequence_exhausted); }},
+    {"Stats", "clock_behind", "snowid_clock_behind_total", "", "", kCounter, kCount,
+     "Clock regressions and early ticks waited out (the clock behind the last issued time).",
+     [](S s) { return count(s.generator.clock_behind); }},
+    {"Stats", "waits_gave_up", "snowid_waits_gave_up_total", "", "", kCounter, kCount,
+     "Waits for the clock or the sequence that reached the longest allowed wait.",
+     [](S s) { return count(s.generator.waits_gave_up); }},
+    {"Stats", "borrowed_ticks", "snowid_borrowed_ticks_total", "", "", kCounter, kCount,
+     "Ticks started ahead of the clock (borrowed from the future).",
+     [](S s) { return count(s.generator.borrowed_ticks); }},
+    {"Stats", "fence_writes", "snowid_fence_writes_total", "", "", kCounter, kCount,
+     "Time fences stored.", [](S s) { return count(s.generator.fence_writes); }},
+    {"Stats", "fence_write_failures", "snowid_fence_write_failures_total", "", "", kCounter, kCount,
+     "Time fence stores that failed.", [](S s) { return count(s.generator.fence_write_failures); }},
+    // Server
+    {"Server", "uptime_in_seconds", "snowid_uptime_seconds", "", "", kGauge, StatUnit::kSeconds,
+     "Seconds since the daemon started.", [](S s) { return duration(s.uptime); }},
+    {"Server", "max_batch", "snowid_max_batch", "", "", kGauge, kCount,
+     "The most ids one request may ask for.", [](S s) { return count(s.max_batch); }},
+    // Lease
+    {"Lease", "lease_renewals", "snowid_lease_renewals_total", "", "", kCounter, kCount,
+     "Worker-id lease renewals that succeeded.", [](S s) { return count(s.lease.renewals); }},
+    {"Lease", "lease_renewal_failures", "snowid_lease_renewal_failures_total", "", "", kCounter,
+     kCount, "Worker-id lease renewals that failed.",
+     [](S s) { return count(s.lease.renewal_failures); }},
+    {"Lease", "lease_last_renewal_latency_ms", "snowid_lease_renewal_latency_seconds", "which",
+     "last", kGauge, StatUnit::kMillis,
+     "Latency of lease renewals: the last successful one and the largest seen.",
+     [](S s) { return duration(s.lease.last_renewal_latency); }},
+    {"Lease", "lease_max_renewal_latency_ms", "snowid_lease_renewal_latency_seconds", "which",
+     "max", kGauge, StatUnit::kMillis, "",
+     [](S s) { return duration(s.lease.max_renewal_latency); }},
+    {"Lease", "lease_reacquisitions", "snowid_lease_reacquisitions_total", "", "", kCounter, kCount,
+     "Worker-id leases acquired again after one was lost.",
+     [](S s) { return count(s.reacquisitions); }},
+    {"Lease", "lease_losses", "snowid_lease_losses_total", "", "", kCounter, kCount,
+     "Worker-id leases lost while running.", [](S s) { return count(s.lease_losses); }},
+    // Health
+    {"Health", "ready", "snowid_ready", "", "", kGauge, StatUnit::kFlag,
+     "1 while ids can be issued: the lease is held and the clock guard satisfied.",
+     [](S s) { return count(s.ready ? 1 : 0); }},
+    {"Health", "healthy", "snowid_healthy", "", "", kGauge, StatUnit::kFlag,
+     "1 while the generator is healthy (no refusal that stands, such as a clock moved back).",
+     [](S s) { return count(s.health.is_ok() ? 1 : 0); }},
+};
+
+}  // namespace
+
+std::span<const StatRow> service_stats() noexcept { return kStats; }
+
+}  // namespace snowid::daemon
