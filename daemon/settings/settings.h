@@ -112,7 +112,7 @@ struct Settings {
   std::string layout = "snowid";  // preset name or layout file; never runtime
 
   // The named sequences (sequence_service.h): the ticket table as
-  // sequences/ticket_store_url.h reads it ("sqlite:PATH", "postgresql://..."),
+  // sequences/include/ticket_store_url.h reads it ("sqlite:PATH", "postgresql://..."),
   // or "off". May hold a password: log it only through
   // redact_ticket_store_url(). Default "sqlite:<state_dir>/sequences.db".
   std::string sequences;

@@ -29,7 +29,7 @@ std::string_view not_empty(std::string_view text) {
   return text.empty() ? "must not be empty" : "";
 }
 
-// The forms of sequences/ticket_store_url.h, which the daemon checks again
+// The forms of sequences/include/ticket_store_url.h, which the daemon checks again
 // when it opens the store; checked here too so that a mistake names its
 // source like every other setting's.
 std::string_view sequences_form(std::string_view text) {
