@@ -637,20 +637,25 @@ func (l *LeasedGenerator) Worker() (int, int) {
 	return l.o.Region, l.cur.host
 }
 
-// State is "held", "uncertain", "acquiring" or "closed".
+// State is the lease state of docs/protocol.md section 7: "HELD" (ids may be issued),
+// "UNCERTAIN" (past the stop deadline, the lease may live), "LOST" (a replacement is being
+// acquired) or "RELEASED" (closed).
 func (l *LeasedGenerator) State() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	switch {
 	case l.closed:
-		return "closed"
+		return "RELEASED"
 	case l.cur == nil:
-		return "acquiring"
+		return "LOST"
 	case l.cur.guard.Permits(l.o.Clock.MonoNs(), l.o.Clock.WallNs()):
-		return "held"
+		return "HELD"
 	}
-	return "uncertain"
+	return "UNCERTAIN"
 }
+
+// Ready says whether a worker id is held and its guard permits issuing now.
+func (l *LeasedGenerator) Ready() bool { return l.State() == "HELD" }
 
 // Healthy is the current generator's health.
 func (l *LeasedGenerator) Healthy() bool {
