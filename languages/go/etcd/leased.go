@@ -61,11 +61,8 @@ func (o *Options) fill() error {
 	if o.Cluster == "" {
 		o.Cluster = "default"
 	}
-	if !strings.HasPrefix(o.Prefix, "/") || strings.HasSuffix(o.Prefix, "/") || strings.Contains(o.Prefix, "//") {
-		return invalid("the key prefix %q must start with /, not end with / and not contain //", o.Prefix)
-	}
-	if !clusterName.MatchString(o.Cluster) {
-		return invalid("the cluster name %q must be 1 to 128 of A-Z a-z 0-9 - _ .", o.Cluster)
+	if err := checkNamespace(o.Prefix, o.Cluster); err != nil {
+		return err
 	}
 	def := func(d *time.Duration, v time.Duration) {
 		if *d == 0 {
@@ -86,6 +83,27 @@ func (o *Options) fill() error {
 		d := 10 * time.Second
 		o.Quarantine = &d
 	}
+	if err := checkTiming(o); err != nil {
+		return err
+	}
+	if o.Clock == nil {
+		o.Clock = snowid.SystemClock
+	}
+	return snowid.Snowid.CheckWorker(o.Region, 0)
+}
+
+func checkNamespace(prefix, cluster string) error {
+	if !strings.HasPrefix(prefix, "/") || strings.HasSuffix(prefix, "/") || strings.Contains(prefix, "//") {
+		return invalid("the key prefix %q must start with /, not end with / and not contain //", prefix)
+	}
+	if !clusterName.MatchString(cluster) {
+		return invalid("the cluster name %q must be 1 to 128 of A-Z a-z 0-9 - _ .", cluster)
+	}
+	return nil
+}
+
+// checkTiming applies the bounds of docs/protocol.md section 4 to filled-in options.
+func checkTiming(o *Options) error {
 	switch {
 	case o.TTL%time.Second != 0 || o.TTL < 2*time.Second || o.TTL > time.Hour:
 		return invalid("ttl must be whole seconds, 2 s to 1 hour")
@@ -104,10 +122,7 @@ func (o *Options) fill() error {
 	case o.RequestTimeout < time.Millisecond || o.RequestTimeout > time.Minute:
 		return invalid("request_timeout must be 1 ms to 1 minute")
 	}
-	if o.Clock == nil {
-		o.Clock = snowid.SystemClock
-	}
-	return snowid.Snowid.CheckWorker(o.Region, 0)
+	return nil
 }
 
 // grant is one held worker id.

@@ -160,8 +160,7 @@ func encodeHolder(host string, pid int, startedMs int64, address string, lease i
 	}
 	return compact(map[string]any{"address": address, "host": host, "pid": pid,
 		"lease":   strconv.FormatUint(uint64(lease), 16),
-		"started": time.UnixMilli(startedMs).UTC().Format("2006-01-02T15:04:05.000Z"),
-		"client":  "go/0.1.0"})
+		"started": time.UnixMilli(startedMs).UTC().Format("2006-01-02T15:04:05.000Z")})
 }
 
 // ceilMs rounds an instant in ns up to the next whole ms.
