@@ -439,13 +439,9 @@ func (l *LeasedGenerator) renewOnce(ctx context.Context, g *grant) error {
 	if err != nil {
 		return unavailable(err)
 	}
-	var mk mark
-	var rev int64
-	if k != nil {
-		if mk, err = decodeMark(k.value()); err != nil {
-			return err
-		}
-		rev = k.mod()
+	mk, rev, err := markOfKV(k)
+	if err != nil {
+		return err
 	}
 	pending := k == nil || !mk.hasHigh || mk.highWater < g.stored
 	for range 16 {
@@ -720,13 +716,9 @@ func (l *LeasedGenerator) releaseGrant(ctx context.Context, g *grant) error {
 		if err != nil {
 			return unavailable(err)
 		}
-		var mk mark
-		var rev int64
-		if k != nil {
-			if mk, err = decodeMark(k.value()); err != nil {
-				return err
-			}
-			rev = k.mod()
+		mk, rev, err := markOfKV(k)
+		if err != nil {
+			return err
 		}
 		for range 16 {
 			nm := mk
@@ -777,4 +769,13 @@ func (l *LeasedGenerator) releaseGrant(ctx context.Context, g *grant) error {
 		l.event("released worker %d/%d", l.o.Region, g.host)
 	}
 	return err
+}
+
+// markOfKV is the mark in a key read back and its mod revision (0 when there is no key).
+func markOfKV(k *kv) (mark, int64, error) {
+	if k == nil {
+		return mark{}, 0, nil
+	}
+	mk, err := decodeMark(k.value())
+	return mk, k.mod(), err
 }
