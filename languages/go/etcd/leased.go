@@ -389,16 +389,14 @@ func (l *LeasedGenerator) acquireOn(ctx context.Context, lease int64) (*grant, e
 	if found == nil {
 		return nil, &snowid.Error{Code: snowid.CodeUnavailable, Message: "too many concurrent acquirers"}
 	}
-	if hasStore && (!found.hasPrevious || storeHigh > found.previous) {
-		found.previous, found.hasPrevious = storeHigh, true
-	}
+	found.previous, found.hasPrevious = previousMark(found.previous, found.hasPrevious, storeHigh, hasStore)
 	found.stored = max(found.stored, h0)
 	found.guard = snowid.NewLeaseGuard()
 	found.guard.Extend(sendMono+int64(o.StopAfter), h0*1e6)
 	found.sent = map[string]bool{}
 	opts := append([]snowid.Option{snowid.WithClock(o.Clock), snowid.WithLeaseGuard(found.guard)}, o.Generator...)
 	if found.hasPrevious {
-		opts = append(opts, snowid.WithWaitUntil((found.previous+max(*o.MaxClockSkew, time.Millisecond).Milliseconds())*1e6))
+		opts = append(opts, snowid.WithWaitUntil(waitUntilMs(found.previous, *o.MaxClockSkew)*1e6))
 	}
 	if l.lastTick >= 0 {
 		opts = append(opts, snowid.WithContinueAfter(snowid.Snowid.TickStartMs(l.lastTick)))
@@ -778,4 +776,17 @@ func markOfKV(k *kv) (mark, int64, error) {
 	}
 	mk, err := decodeMark(k.value())
 	return mk, k.mod(), err
+}
+
+// previousMark is the grant's previous mark, max(P, S) of whichever is present.
+func previousMark(p int64, hasP bool, s int64, hasS bool) (int64, bool) {
+	if hasS && (!hasP || s > p) {
+		return s, true
+	}
+	return p, hasP
+}
+
+// waitUntilMs is the instant before which a new holder issues nothing (section 5).
+func waitUntilMs(previous int64, skew time.Duration) int64 {
+	return previous + max(skew, time.Millisecond).Milliseconds()
 }

@@ -60,6 +60,12 @@ type leaseVectors struct {
 		MaxClockSkewMs int64 `json:"max_clock_skew_ms"`
 		Error          string
 	}
+	WaitUntil []struct {
+		Previous *int64 `json:"previous_high_water_ms"`
+		Store    *int64 `json:"store_high_water_ms"`
+		SkewMs   int64  `json:"max_clock_skew_ms"`
+		Want     *int64 `json:"wait_until_ms"`
+	} `json:"wait_until"`
 	EtcdOptions []struct {
 		QuarantineMs     int64 `json:"quarantine_ms"`
 		RequestTimeoutMs int64 `json:"request_timeout_ms"`
@@ -189,6 +195,22 @@ func TestVectorsLeases(t *testing.T) {
 		if !c.Held && (ok != (c.FreeFromMs != nil) || (ok && from != *c.FreeFromMs)) {
 			t.Errorf("free_from %+v: %d %v", c, from, ok)
 		}
+	}
+	for _, c := range v.WaitUntil {
+		var p, st int64
+		if c.Previous != nil {
+			p = *c.Previous
+		}
+		if c.Store != nil {
+			st = *c.Store
+		}
+		prev, ok := previousMark(p, c.Previous != nil, st, c.Store != nil)
+		if ok != (c.Want != nil) || (ok && waitUntilMs(prev, time.Duration(c.SkewMs)*time.Millisecond) != *c.Want) {
+			t.Errorf("wait_until %+v: %d %v", c, prev, ok)
+		}
+	}
+	if len(v.WaitUntil) == 0 {
+		t.Error("no wait_until vectors")
 	}
 	for _, c := range v.Timings {
 		skew := time.Duration(c.MaxClockSkewMs) * time.Millisecond
