@@ -149,6 +149,7 @@ type LeasedGenerator struct {
 	mu       sync.Mutex
 	cur      *grant
 	closed   bool
+	sick     bool // the generator turned unhealthy: released, never re-acquired
 	reacq    int
 	lastTick int64
 	ctx      context.Context
@@ -395,6 +396,7 @@ func (l *LeasedGenerator) acquireOn(ctx context.Context, lease int64) (*grant, e
 	found.guard.Extend(sendMono+int64(o.StopAfter), h0*1e6)
 	found.sent = map[string]bool{}
 	opts := append([]snowid.Option{snowid.WithClock(o.Clock), snowid.WithLeaseGuard(found.guard)}, o.Generator...)
+	opts = append(opts, snowid.WithOnUnhealthy(func(error) { go l.unhealthy(found) }))
 	if found.hasPrevious {
 		opts = append(opts, snowid.WithWaitUntil(waitUntilMs(found.previous, *o.MaxClockSkew)*1e6))
 	}
@@ -549,7 +551,7 @@ func (l *LeasedGenerator) watchLoop(ctx context.Context, g *grant) {
 func (l *LeasedGenerator) lost(g *grant, why string) {
 	g.guard.MarkLost()
 	l.mu.Lock()
-	if l.cur != g || l.closed {
+	if l.cur != g || l.closed || l.sick {
 		l.mu.Unlock()
 		return
 	}
@@ -653,7 +655,7 @@ func (l *LeasedGenerator) State() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	switch {
-	case l.closed:
+	case l.closed || l.sick:
 		return "RELEASED"
 	case l.cur == nil:
 		return "LOST"
@@ -670,7 +672,25 @@ func (l *LeasedGenerator) Ready() bool { return l.State() == "HELD" }
 func (l *LeasedGenerator) Healthy() bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.cur == nil || l.cur.gen.Healthy()
+	return !l.sick && (l.cur == nil || l.cur.gen.Healthy())
+}
+
+// unhealthy releases the id of a generator that refused for good (a clock step back beyond
+// max_backward); the leased generator does not acquire another.
+func (l *LeasedGenerator) unhealthy(g *grant) {
+	l.mu.Lock()
+	if l.cur != g || l.closed || l.sick {
+		l.mu.Unlock()
+		return
+	}
+	l.sick = true
+	l.mu.Unlock()
+	l.event("generator unhealthy: releasing worker %d/%d", l.o.Region, g.host)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*l.o.RequestTimeout)
+	defer cancel()
+	if err := l.releaseGrant(ctx, g); err != nil {
+		l.event("release after unhealthy failed: %v", err)
+	}
 }
 
 // Reacquisitions counts the replacements of a lost lease.
