@@ -1,0 +1,3 @@
+module github.com/snowid/snowid/languages/go
+
+go 1.25
