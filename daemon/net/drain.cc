@@ -1,5 +1,5 @@
 // The shutdown protocol of server.h: stop_accepting(), then drain().
-#include <mutex>
+#include <chrono>
 
 #include "server_impl.h"
 
@@ -10,12 +10,23 @@ namespace {
 // their handlers to finish before stopping the loop regardless.
 constexpr Duration kForceWait = std::chrono::seconds(1);
 
+// Waits until `core.live` is empty or `timeout` has passed: whether it is.
+bool wait_all_closed(ServerCore& core, Duration timeout) REQUIRES(core.mu) {
+  const auto until = std::chrono::steady_clock::now() + timeout;
+  while (!core.live.empty()) {
+    if (core.all_closed.wait_until(core.mu, until) == std::cv_status::timeout) {
+      return core.live.empty();
+    }
+  }
+  return true;
+}
+
 }  // namespace
 
 void Server::Impl::for_each_live(void (Connection::*what)()) {
   std::vector<std::shared_ptr<Connection>> now;
   {
-    std::lock_guard<std::mutex> lock(mu);
+    internal::MutexLock lock(mu);
     for (const auto& entry : live) {
       if (std::shared_ptr<Connection> c = entry.second.lock()) now.push_back(std::move(c));
     }
@@ -38,8 +49,8 @@ bool Server::Impl::drain(Duration timeout) {
   drained = true;
   stop_accepting();
   if (timeout < Duration::zero()) timeout = Duration::zero();
-  std::unique_lock<std::mutex> lock(mu);
-  drained_cleanly = all_closed.wait_for(lock, timeout, [this] { return live.empty(); });
+  internal::MutexLock lock(mu);
+  drained_cleanly = wait_all_closed(*this, timeout);
   if (!drained_cleanly && !threads.empty()) {
     lock.unlock();
     // The jobs still queued are for connections closed now: they must not
@@ -47,7 +58,7 @@ bool Server::Impl::drain(Duration timeout) {
     pool.cancel();
     for_each_live(&Connection::force_close);
     lock.lock();
-    (void)all_closed.wait_for(lock, kForceWait, [this] { return live.empty(); });
+    (void)wait_all_closed(*this, kForceWait);
   }
   lock.unlock();
   // The loops still run, so the replies the pool posts are delivered (to

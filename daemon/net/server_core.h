@@ -10,9 +10,7 @@
 
 #include <atomic>
 #include <boost/asio.hpp>
-#include <condition_variable>
 #include <memory>
-#include <mutex>
 #include <unordered_map>
 #include <utility>
 
@@ -20,6 +18,7 @@
 #include "id_service.h"
 #include "log.h"
 #include "metrics.h"
+#include "mutex.h"
 #include "sequence_service.h"
 #include "server.h"
 #include "work_pool.h"
@@ -40,12 +39,12 @@ struct ServerCore {
       : options(std::move(o)), counters(c), log(l) {}
 
   // Any thread. The set drain() waits on.
-  void add(Connection* c, std::weak_ptr<Connection> w) {
-    std::lock_guard<std::mutex> lock(mu);
+  void add(Connection* c, std::weak_ptr<Connection> w) EXCLUDES(mu) {
+    internal::MutexLock lock(mu);
     live.emplace(c, std::move(w));
   }
-  void remove(Connection* c) {
-    std::lock_guard<std::mutex> lock(mu);
+  void remove(Connection* c) EXCLUDES(mu) {
+    internal::MutexLock lock(mu);
     live.erase(c);
     if (live.empty()) all_closed.notify_all();
   }
@@ -61,9 +60,9 @@ struct ServerCore {
   Logger& log;
   std::atomic<bool> stopping_flag{false};
 
-  std::mutex mu;
-  std::condition_variable all_closed;
-  std::unordered_map<Connection*, std::weak_ptr<Connection>> live;  // guarded by mu
+  internal::Mutex mu;
+  internal::CondVar all_closed;  // notified when `live` becomes empty
+  std::unordered_map<Connection*, std::weak_ptr<Connection>> live GUARDED_BY(mu);
 
   // Started by serve() when the sequences are on. Closed by drain() while
   // the loops still run, so before any io_context goes.

@@ -10,7 +10,7 @@ void WorkPool::start(std::uint32_t threads) {
 
 void WorkPool::close() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    internal::MutexLock lock(mu_);
     closed_ = true;
   }
   if (pool_) pool_->join();

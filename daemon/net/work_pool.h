@@ -12,8 +12,9 @@
 #include <boost/asio/thread_pool.hpp>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <utility>
+
+#include "mutex.h"
 
 namespace snowid::daemon {
 
@@ -29,9 +30,9 @@ class WorkPool {
   // the table) the job runs here. A job must begin by checking cancelled():
   // after cancel() the queue is only emptied.
   template <typename Job>
-  bool post(Job&& job) {
+  bool post(Job&& job) EXCLUDES(mu_) {
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      internal::MutexLock lock(mu_);
       if (closed_) return false;
       if (pool_) {
         boost::asio::post(*pool_, std::forward<Job>(job));
@@ -49,13 +50,13 @@ class WorkPool {
   bool cancelled() const noexcept { return cancelled_.load(std::memory_order_acquire); }
 
   // Waits for the jobs already running; later post() calls return false.
-  void close();
+  void close() EXCLUDES(mu_);
 
  private:
   std::unique_ptr<boost::asio::thread_pool> pool_;
   std::atomic<bool> cancelled_{false};
-  std::mutex mu_;        // guards posting against closing
-  bool closed_ = false;  // guarded by mu_
+  internal::Mutex mu_;  // orders posting against closing
+  bool closed_ GUARDED_BY(mu_) = false;
 };
 
 }  // namespace snowid::daemon
