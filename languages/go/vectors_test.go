@@ -617,3 +617,75 @@ func runStep(t *testing.T, n int, step map[string]json.RawMessage, gp **snowid.G
 		}
 	}
 }
+
+func TestVectorsHistories(t *testing.T) {
+	var doc struct {
+		Histories []struct {
+			Description string
+			Eras        []struct {
+				Layout    string
+				CutoverMs int64 `json:"cutover_ms"`
+			}
+			FirstIDs []string `json:"first_ids"`
+			Decode   []struct {
+				ID     string
+				Era    int
+				UnixMs int64 `json:"unix_ms"`
+			}
+			Error, Reason string
+		}
+	}
+	load(t, "histories", &doc)
+	if len(doc.Histories) == 0 {
+		t.Fatal("histories.json has no histories")
+	}
+	for _, c := range doc.Histories {
+		var eras []snowid.Era
+		for _, e := range c.Eras {
+			l := layouts(t)[e.Layout]
+			if l == nil {
+				t.Fatalf("%s: no layout %q in layouts.json", c.Description, e.Layout)
+			}
+			eras = append(eras, snowid.Era{CutoverMs: e.CutoverMs, Layout: l})
+		}
+		h, err := snowid.NewLayoutHistory(eras...)
+		if c.Error != "" {
+			if codeName(err) != c.Error {
+				t.Errorf("%s (%s): got %v, want %s", c.Description, c.Reason, err, c.Error)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%s: %v", c.Description, err)
+			continue
+		}
+		firsts := h.FirstIDs()
+		if len(firsts) != len(c.FirstIDs) {
+			t.Errorf("%s: %d first ids, want %d", c.Description, len(firsts), len(c.FirstIDs))
+			continue
+		}
+		for i, want := range c.FirstIDs {
+			if firsts[i] != u64(t, want) {
+				t.Errorf("%s: era %d starts at %d, want %s", c.Description, i, firsts[i], want)
+			}
+			if got := h.LayoutAt(eras[i].CutoverMs); got != eras[i].Layout {
+				t.Errorf("%s: at era %d's cut-over the layout is %s", c.Description, i, got.Name())
+			}
+			if i > 0 {
+				if got := h.LayoutAt(eras[i].CutoverMs - 1); got != eras[i-1].Layout {
+					t.Errorf("%s: just before era %d the layout is %s", c.Description, i, got.Name())
+				}
+			}
+		}
+		for _, d := range c.Decode {
+			id := u64(t, d.ID)
+			if era := h.EraOf(id); era != d.Era {
+				t.Errorf("%s: id %s is in era %d, want %d", c.Description, d.ID, era, d.Era)
+			}
+			dec, err := h.Decode(id)
+			if err != nil || dec.UnixMs != d.UnixMs {
+				t.Errorf("%s: id %s decodes to %d ms (%v), want %d", c.Description, d.ID, dec.UnixMs, err, d.UnixMs)
+			}
+		}
+	}
+}

@@ -280,22 +280,17 @@ func (l *LeasedGenerator) acquireOn(ctx context.Context, lease int64) (*grant, e
 		held := map[int]bool{}
 		marks := map[int]kv{}
 		for _, k := range r.Kvs {
-			rest := strings.TrimPrefix(k.key(), prefix)
-			parts := strings.Split(rest, "/")
-			if len(parts) != 2 {
+			wk, ok := parseWorkerKey(o.Prefix, o.Cluster, k.key())
+			if !ok || wk.region != uint32(o.Region) || wk.host >= uint32(hosts) {
 				continue
 			}
-			h, err := strconv.Atoi(parts[0])
-			if err != nil || h < 0 || h >= hosts || strconv.Itoa(h) != parts[0] {
-				continue
-			}
-			switch parts[1] {
-			case "holder":
+			h := int(wk.host)
+			if wk.holder {
 				held[h] = true
 				if k.lease() == lease {
 					found = &grant{lease: lease, create: k.create(), host: h}
 				}
-			case "mark":
+			} else {
 				marks[h] = k
 			}
 		}

@@ -171,3 +171,56 @@ func ceilMs(ns int64) int64 {
 	}
 	return q
 }
+
+// holder is a holder value as read (docs/protocol.md section 3); lease is the etcd lease id as
+// the signed 64-bit integer with the same bits.
+type holder struct {
+	host, address string
+	pid           int64
+	startedMs     int64
+	lease         int64
+}
+
+// decodeHolder reads a holder value strictly: DATA_LOSS unless it is a JSON object whose
+// `lease` is 1 to 16 hexadecimal digits; `host` and `address` are strings, `pid` an integer
+// and `started` an RFC 3339 instant, each absent or null for its default. Members it does not
+// know are ignored.
+func decodeHolder(s string) (holder, error) {
+	m, err := object(s)
+	if err != nil {
+		return holder{}, err
+	}
+	var h holder
+	if h.host, err = text(m, "host"); err != nil {
+		return holder{}, err
+	}
+	if h.address, err = text(m, "address"); err != nil {
+		return holder{}, err
+	}
+	if raw, ok := m["pid"]; ok && string(raw) != "null" {
+		if h.pid, err = strconv.ParseInt(string(raw), 10, 64); err != nil {
+			return holder{}, dataLoss("holder pid is not a 64-bit integer: %.32s", raw)
+		}
+	}
+	started, err := text(m, "started")
+	if err != nil {
+		return holder{}, err
+	}
+	if started != "" {
+		t, err := time.Parse(time.RFC3339Nano, started)
+		if err != nil {
+			return holder{}, dataLoss("holder start time is not an RFC 3339 instant: %.40q", started)
+		}
+		h.startedMs = t.UnixMilli()
+	}
+	lease, err := text(m, "lease")
+	if err != nil {
+		return holder{}, err
+	}
+	v, err := strconv.ParseUint(lease, 16, 64)
+	if err != nil || len(lease) == 0 || len(lease) > 16 || strings.ContainsAny(lease, "+-_xX ") {
+		return holder{}, dataLoss("holder lease is not 1 to 16 hexadecimal digits: %.40q", lease)
+	}
+	h.lease = int64(v)
+	return h, nil
+}

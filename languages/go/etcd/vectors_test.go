@@ -19,7 +19,25 @@ type leaseVectors struct {
 		Holder, Mark, Store string
 		RegionPrefix        string `json:"region_prefix"`
 	}
-	Holders []struct {
+	KeyParses []struct {
+		Prefix, Cluster, Key string
+		Parsed               *struct {
+			Region, Host uint32
+			Kind         string
+		}
+	} `json:"key_parses"`
+	HolderReads []struct {
+		Text  string
+		Value struct {
+			Host      string
+			Pid       int64
+			StartedMs int64 `json:"started_ms"`
+			Address   string
+			Lease     string
+		}
+	} `json:"holder_reads"`
+	HolderErrors []struct{ Text, Error string } `json:"holder_errors"`
+	Holders      []struct {
 		Value struct {
 			Host      string
 			Pid       int
@@ -128,6 +146,34 @@ func TestVectorsLeases(t *testing.T) {
 		if base != c.RegionPrefix || base+strconv.Itoa(c.Host)+"/holder" != c.Holder ||
 			base+strconv.Itoa(c.Host)+"/mark" != c.Mark || l.storeKey() != c.Store {
 			t.Errorf("keys of %+v", c)
+		}
+	}
+	if len(v.KeyParses) == 0 || len(v.HolderReads) == 0 || len(v.HolderErrors) == 0 {
+		t.Fatal("leases.json has no key parses, holder reads or holder errors")
+	}
+	for _, c := range v.KeyParses {
+		got, ok := parseWorkerKey(c.Prefix, c.Cluster, c.Key)
+		if ok != (c.Parsed != nil) {
+			t.Errorf("key %q: parsed %v, want %v", c.Key, ok, c.Parsed != nil)
+			continue
+		}
+		if ok && (got.region != c.Parsed.Region || got.host != c.Parsed.Host ||
+			got.holder != (c.Parsed.Kind == "holder")) {
+			t.Errorf("key %q: %+v, want %+v", c.Key, got, *c.Parsed)
+		}
+	}
+	for _, c := range v.HolderReads {
+		got, err := decodeHolder(c.Text)
+		want := c.Value
+		if err != nil || got.host != want.Host || got.pid != want.Pid ||
+			got.startedMs != want.StartedMs || got.address != want.Address ||
+			strconv.FormatInt(got.lease, 10) != want.Lease {
+			t.Errorf("holder read %s: %+v %v, want %+v", c.Text, got, err, want)
+		}
+	}
+	for _, c := range v.HolderErrors {
+		if _, err := decodeHolder(c.Text); err == nil || errName(err) != c.Error {
+			t.Errorf("holder %q: %v, want %s", c.Text, err, c.Error)
 		}
 	}
 	for _, c := range v.Holders {
