@@ -38,6 +38,7 @@
 #include <string_view>
 #include <vector>
 
+#include "host_bound.h"
 #include "snowid/layout.h"
 #include "snowid/leased_generator.h"
 #include "snowid/status.h"
@@ -145,6 +146,12 @@ class IdService {
   ServiceSnapshot snapshot() const;
   const Layout& layout() const noexcept { return generator_.layout(); }
   LeasedGenerator& generator() noexcept { return generator_; }
+  // The generator's clock: the clock probes (TIME, SNOWID.CLOCK) read it, so
+  // that they measure the clock that stamps the ids.
+  const Clock& clock() const noexcept { return clock_; }
+  // The host's claim about its clock error, set by whatever reads it.
+  HostBound& host_bound() noexcept { return host_bound_; }
+  const HostBound& host_bound() const noexcept { return host_bound_; }
 
   // Stops issuing (every later call: kFailedPrecondition, SHUTTING_DOWN),
   // then closes the generator: records the fence, releases the lease.
@@ -160,6 +167,7 @@ class IdService {
   std::atomic<std::uint32_t> max_batch_;
   std::atomic<bool> closed_{false};
   std::atomic<std::uint64_t> lease_losses_{0};
+  HostBound host_bound_;
 
   // Counters, one cache line per slot; a thread uses the slot of its index
   // modulo kSlots, so two event-loop threads do not share a line.
