@@ -41,13 +41,15 @@ std::string kiss_code(const std::array<char, 4>& id) {
 }  // namespace
 
 NtpTimestamp ntp_from_wall(WallTime t) noexcept {
-  const std::int64_t total = t.time_since_epoch().count() + kNtpUnixSeconds * kNanos;
-  std::int64_t seconds = total / kNanos;
-  std::int64_t nanos = total % kNanos;
+  // Seconds and nanoseconds apart: nanoseconds since 1900 pass 2^63 in 2192.
+  const std::int64_t ns = t.time_since_epoch().count();
+  std::int64_t seconds = ns / kNanos;
+  std::int64_t nanos = ns % kNanos;
   if (nanos < 0) {
     nanos += kNanos;
     --seconds;
   }
+  seconds += kNtpUnixSeconds;
   std::uint64_t fraction =
       ((static_cast<std::uint64_t>(nanos) << 32) + static_cast<std::uint64_t>(kNanos / 2)) /
       static_cast<std::uint64_t>(kNanos);

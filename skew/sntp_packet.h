@@ -34,6 +34,7 @@ struct NtpTimestamp {
 NtpTimestamp ntp_from_wall(WallTime t) noexcept;
 // The wall time of `t` in the era that puts it nearest `near` (the local
 // clock): right across the 2036 rollover for any clock within 68 years.
+// `near` between 1900 and 2190, so that the result fits a WallTime.
 WallTime wall_from_ntp(NtpTimestamp t, WallTime near) noexcept;
 
 // A version 4 client request (LI 0, mode 3) carrying `transmit`, which the
