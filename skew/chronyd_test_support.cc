@@ -67,7 +67,8 @@ Chronyd::Chronyd(const std::string& config_lines) {
     return;
   }
   // chronyd checks that its socket directory belongs to the user it drops
-  // to and is closed to others.
+  // to and is closed to others; that user must be able to reach it.
+  ::chmod(dir_.path().c_str(), 0711);
   const std::string run = dir_.file("run");
   ::mkdir(run.c_str(), 0700);
   if (const passwd* user = ::getpwnam("_chrony")) ::chown(run.c_str(), user->pw_uid, user->pw_gid);
