@@ -25,7 +25,8 @@
 //                           Redis does: server (with server_time_usec, the
 //                           wall clock), layout, worker, lease, health, stats,
 //                           sequences (the ticket table's kind and redacted
-//                           URL, the buffers, the counters)
+//                           URL, the buffers, the counters), clock (the
+//                           host's bound, chrony's, each SNTP server's)
 //   QUIT                    +OK, then the connection closes
 //   NEXTSEQ name [count]    the next number of the named sequence, written
 //                           as an id is; with

@@ -38,6 +38,7 @@
 #include <string_view>
 #include <vector>
 
+#include "clock_readings.h"
 #include "host_bound.h"
 #include "snowid/layout.h"
 #include "snowid/leased_generator.h"
@@ -104,6 +105,7 @@ struct ServiceSnapshot {
   WallTime now;                        // the wall clock when the snapshot was taken
   Duration uptime = Duration::zero();  // on the monotonic clock
   std::uint64_t lease_losses = 0;      // leases lost while running (count_lease_loss)
+  ClockReadingsSnapshot clock;         // the clock reference's last readings
 };
 
 class IdService {
@@ -152,6 +154,8 @@ class IdService {
   // The host's claim about its clock error, set by whatever reads it.
   HostBound& host_bound() noexcept { return host_bound_; }
   const HostBound& host_bound() const noexcept { return host_bound_; }
+  // The clock reference's readings (clock_reference.h writes them).
+  ClockReadings& clock_readings() noexcept { return clock_readings_; }
 
   // Stops issuing (every later call: kFailedPrecondition, SHUTTING_DOWN),
   // then closes the generator: records the fence, releases the lease.
@@ -168,6 +172,7 @@ class IdService {
   std::atomic<bool> closed_{false};
   std::atomic<std::uint64_t> lease_losses_{0};
   HostBound host_bound_;
+  ClockReadings clock_readings_;
 
   // Counters, one cache line per slot; a thread uses the slot of its index
   // modulo kSlots, so two event-loop threads do not share a line.
