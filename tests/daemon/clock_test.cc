@@ -478,8 +478,8 @@ TEST_F(ClockTest, ProbesOverRespAndHttpMeasureTheDaemonsOwnClock) {
                           ADD_FAILURE() << "TIME: " << (r ? r->debug() : "no reply");
                           return std::nullopt;
                         }
-                        const auto s = decimal(r->elems[0].str);
-                        const auto us = decimal(r->elems[1].str);
+                        const auto s = wide_value(r->elems[0]);
+                        const auto us = wide_value(r->elems[1]);
                         if (!s || !us || *us < 0 || *us > 999999) return std::nullopt;
                         return *s * 1000000000 + *us * 1000;
                       }),
@@ -498,8 +498,8 @@ TEST_F(ClockTest, ProbesOverRespAndHttpMeasureTheDaemonsOwnClock) {
                           return std::nullopt;
                         }
                         EXPECT_EQ(source->str, "unknown") << "no chrony is read";
-                        const auto t2 = decimal(rx->str);
-                        const auto t3 = decimal(tx->str);
+                        const auto t2 = wide_value(*rx);
+                        const auto t3 = wide_value(*tx);
                         if (!t2 || !t3) return std::nullopt;
                         EXPECT_LE(*t2, *t3) << "received before sent";
                         return *t2 + (*t3 - *t2) / 2;

@@ -5,7 +5,6 @@
 // near zero.
 #include <gtest/gtest.h>
 
-#include <charconv>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
@@ -20,13 +19,6 @@ namespace {
 
 using namespace std::chrono_literals;
 using skew::testing::Chronyd;
-
-std::optional<std::int64_t> decimal(const std::string& text) {
-  std::int64_t v = 0;
-  const auto r = std::from_chars(text.data(), text.data() + text.size(), v);
-  if (r.ec != std::errc() || r.ptr != text.data() + text.size()) return std::nullopt;
-  return v;
-}
 
 TEST(Reference, SntpAndChronyReadingsReachMetricsInfoAndTheClockProbe) {
   const std::uint16_t port = skew::testing::free_udp_port();
@@ -83,9 +75,9 @@ TEST(Reference, SntpAndChronyReadingsReachMetricsInfoAndTheClockProbe) {
   EXPECT_EQ(clock->field("bound_source")->str, "chrony");
   ASSERT_EQ(clock->field("bound_ns")->type, RespValue::Type::kInteger) << clock->debug();
   EXPECT_GT(clock->field("bound_ns")->integer, 0);
-  const auto send = decimal(clock->field("send_ns")->str);
-  const auto earliest = decimal(clock->field("earliest_ns")->str);
-  const auto latest = decimal(clock->field("latest_ns")->str);
+  const auto send = wide_value(*clock->field("send_ns"));
+  const auto earliest = wide_value(*clock->field("earliest_ns"));
+  const auto latest = wide_value(*clock->field("latest_ns"));
   ASSERT_TRUE(send && earliest && latest) << clock->debug();
   EXPECT_EQ(*send - *earliest, clock->field("bound_ns")->integer);
   EXPECT_EQ(*latest - *send, clock->field("bound_ns")->integer);
