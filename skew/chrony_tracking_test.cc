@@ -85,21 +85,17 @@ TEST(ChronyTracking, MalformedLinesAreRefusedNamingWhatIsWrong) {
   refused(good.substr(0, good.rfind(',')), "13 fields");
   refused(good.substr(0, good.size() - 1) + ",extra", "15 fields");
   refused("XYZ" + good.substr(8), "reference id");
-  std::string neg_delay = good;
-  neg_delay.replace(neg_delay.find("0.000004414"), 11, "-0.00000441");
-  refused(neg_delay, "root delay");
-  std::string nan_freq = good;
-  nan_freq.replace(nan_freq.find("-0.005"), 6, "nan");
-  refused(nan_freq, "frequency");
-  std::string bad_stratum = good;
-  bad_stratum.replace(bad_stratum.find(",9,"), 3, ",17,");
-  refused(bad_stratum, "stratum");
-  std::string leap = good;
-  leap.replace(leap.find("Normal"), 6, "Sometimes");
-  refused(leap, "leap status");
-  std::string dot = good;
-  dot.replace(dot.find("0.3,"), 4, "0.,");
-  refused(dot, "update interval");
+  // The good line with one field's text replaced.
+  const auto with = [&](std::string_view from, std::string_view to) {
+    std::string line = good;
+    line.replace(line.find(from), from.size(), to);
+    return line;
+  };
+  refused(with("0.000004414", "-0.00000441"), "root delay");
+  refused(with("-0.005", "nan"), "frequency");
+  refused(with(",9,", ",17,"), "stratum");
+  refused(with("Normal", "Sometimes"), "leap status");
+  refused(with("0.3,", "0.,"), "update interval");
 }
 
 }  // namespace
