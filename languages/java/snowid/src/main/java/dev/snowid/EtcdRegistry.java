@@ -53,8 +53,14 @@ final class EtcdRegistry {
 
   EtcdRegistry(List<String> endpoints, String prefix, String cluster, Layout layout,
       long quarantineMs, long requestTimeoutMs, LongSupplier nowMs) {
+    this(endpoints, EtcdAccess.NONE, prefix, cluster, layout, quarantineMs, requestTimeoutMs,
+        nowMs);
+  }
+
+  EtcdRegistry(List<String> endpoints, EtcdAccess access, String prefix, String cluster,
+      Layout layout, long quarantineMs, long requestTimeoutMs, LongSupplier nowMs) {
     this.keys = new Keys(prefix, cluster);
-    this.gateway = new EtcdGateway(endpoints, requestTimeoutMs);
+    this.gateway = new EtcdGateway(endpoints, requestTimeoutMs, access);
     this.layout = layout;
     this.quarantineMs = quarantineMs;
     this.requestTimeoutMs = requestTimeoutMs;
@@ -176,7 +182,15 @@ final class EtcdRegistry {
    * One read of the store record, its answer ignored: loads and connects the HTTP client before
    * an acquire starts its stop deadline, which a cold JVM on a loaded machine can otherwise spend.
    */
+  /** Authenticates (a refused user is thrown) and opens a connection. */
   void warmUp() {
+    try {
+      gateway.authenticate();
+    } catch (SnowidException e) {
+      if (!e.isRetryable()) {
+        throw e;
+      }
+    }
     try {
       get(keys.store);
     } catch (RuntimeException e) {
