@@ -4,8 +4,8 @@ import java.nio.file.Path;
 import java.util.List;
 
 /**
- * How a holder proves itself to etcd (docs/protocol.md section 1): TLS files for https
- * endpoints, and an etcd user. Every member may be null (none).
+ * How a holder proves itself to etcd (docs/protocol.md section 1): TLS files for https endpoints,
+ * and an etcd user. Every member may be null (none).
  *
  * @param caFile PEM CA bundle that https endpoints are checked against; null: the JVM's trust
  * @param certFile PEM client certificate (chain) for members that require one

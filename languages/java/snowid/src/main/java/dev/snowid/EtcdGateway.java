@@ -16,9 +16,9 @@ import java.util.ArrayList;
 import java.util.Base64;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BooleanSupplier;
 import java.util.function.Predicate;
-import java.util.concurrent.atomic.AtomicInteger;
 import javax.net.ssl.SSLContext;
 import javax.net.ssl.SSLParameters;
 import javax.net.ssl.SSLSocket;
@@ -26,9 +26,9 @@ import javax.net.ssl.SSLSocket;
 /**
  * etcd's v3 JSON gateway: unary calls through {@code java.net.http}, and the watch stream over a
  * socket of its own (so that it can be ended from its own thread at any time), both over TLS for
- * https endpoints and with the user's token when one is set ({@link EtcdAccess}). Endpoints are tried in
- * order, starting with the one that answered last. int64s travel as decimal strings, keys and
- * values as base64, and members at their default are omitted.
+ * https endpoints and with the user's token when one is set ({@link EtcdAccess}). Endpoints are
+ * tried in order, starting with the one that answered last. int64s travel as decimal strings, keys
+ * and values as base64, and members at their default are omitted.
  */
 final class EtcdGateway {
   record KeyValue(String key, String value, long createRevision, long modRevision, long lease) {}
@@ -49,6 +49,7 @@ final class EtcdGateway {
   private final Object authLock = new Object();
   private final AtomicInteger authentications = new AtomicInteger();
   private volatile int preferred;
+
   /** The current auth token, empty for none. */
   private volatile String token = "";
 
@@ -257,9 +258,9 @@ final class EtcdGateway {
 
   /**
    * One unary call. NOT_FOUND for gRPC code 5 (a lease that is gone), INVALID_ARGUMENT or
-   * FAILED_PRECONDITION for etcd's refusal of the request or of the credentials; UNAVAILABLE
-   * when no member answered, in which case the outcome of a write is unknown. An expired token
-   * is replaced once per call.
+   * FAILED_PRECONDITION for etcd's refusal of the request or of the credentials; UNAVAILABLE when
+   * no member answered, in which case the outcome of a write is unknown. An expired token is
+   * replaced once per call.
    */
   Map<String, Object> call(String path, Map<String, Object> body, long limitMs) {
     long timeout = Math.max(1, Math.min(limitMs, timeoutMs));
@@ -328,8 +329,8 @@ final class EtcdGateway {
   }
 
   /**
-   * Replaces the token {@code stale} (one thread at a time; a token another thread already
-   * replaced is kept). False when no member answered; INVALID_ARGUMENT when etcd refused.
+   * Replaces the token {@code stale} (one thread at a time; a token another thread already replaced
+   * is kept). False when no member answered; INVALID_ARGUMENT when etcd refused.
    */
   private boolean refresh(String stale, long timeout) throws InterruptedException {
     synchronized (authLock) {
@@ -379,8 +380,8 @@ final class EtcdGateway {
   }
 
   /**
-   * Streams {@code path} from one member, calling {@code onMessage} for each JSON message until
-   * it returns false (STOPPED), the stream ends or breaks (ENDED), {@code aborted} turns true
+   * Streams {@code path} from one member, calling {@code onMessage} for each JSON message until it
+   * returns false (STOPPED), the stream ends or breaks (ENDED), {@code aborted} turns true
    * (ABORTED), or {@code maxMs} has passed (EXPIRED). Polls {@code aborted} every 100 ms.
    */
   StreamEnd stream(
@@ -462,8 +463,8 @@ final class EtcdGateway {
   }
 
   /**
-   * A connected socket to one member; for https, TLS over it with the member's certificate
-   * checked against {@code host} (as the HTTP client checks it).
+   * A connected socket to one member; for https, TLS over it with the member's certificate checked
+   * against {@code host} (as the HTTP client checks it).
    */
   private Socket open(String host, int port, boolean https) throws IOException {
     int connectMs = (int) Math.min(timeoutMs, 60_000);

@@ -22,11 +22,10 @@ import javax.net.ssl.SSLContext;
 import javax.net.ssl.TrustManagerFactory;
 
 /**
- * An {@link SSLContext} for etcd built from PEM files, as etcd and its tools take them: a CA
- * bundle to trust (else the JVM's default trust store), and optionally a client certificate
- * (chain) with its unencrypted PKCS#8 key ({@code BEGIN PRIVATE KEY}; without a key file, the
- * certificate file holds it too) for mutual TLS. A file that is missing or not such PEM is
- * {@code INVALID_ARGUMENT}.
+ * An {@link SSLContext} for etcd built from PEM files, as etcd and its tools take them: a CA bundle
+ * to trust (else the JVM's default trust store), and optionally a client certificate (chain) with
+ * its unencrypted PKCS#8 key ({@code BEGIN PRIVATE KEY}; without a key file, the certificate file
+ * holds it too) for mutual TLS. A file that is missing or not such PEM is {@code INVALID_ARGUMENT}.
  */
 final class EtcdTls {
   private static final Pattern KEY =
@@ -61,7 +60,8 @@ final class EtcdTls {
         store.setKeyEntry(
             "client",
             privateKey(keyFile == null ? certFile : keyFile),
-            NO_PASSWORD, chain.toArray(new Certificate[0]));
+            NO_PASSWORD,
+            chain.toArray(new Certificate[0]));
         keys = KeyManagerFactory.getInstance(KeyManagerFactory.getDefaultAlgorithm());
         keys.init(store, NO_PASSWORD);
       }

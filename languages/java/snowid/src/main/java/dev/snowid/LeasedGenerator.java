@@ -15,8 +15,8 @@ import java.util.regex.Pattern;
  * A generator on a worker id leased from etcd (docs/protocol.md): acquire, renew every {@code
  * renewEveryMs} (at once when the wall clock has used up the mark), stop issuing {@code
  * stopAfterMs} after the send time of the last renewal that succeeded, call the lease lost a TTL
- * after it or when the watch sees the holder key go, then take a fresh id whose ids continue
- * above the last one this process issued.
+ * after it or when the watch sees the holder key go, then take a fresh id whose ids continue above
+ * the last one this process issued.
  *
  * <p>Renewal and watch run on daemon threads: an open LeasedGenerator never keeps the JVM alive.
  * {@link #close()} releases the id cleanly and is idempotent. Safe to share between threads.
@@ -124,8 +124,8 @@ public final class LeasedGenerator implements AutoCloseable {
     }
 
     /**
-     * The PEM CA bundle that https endpoints are checked against (their certificate must name
-     * the endpoint's host). Default: the JVM's trust store.
+     * The PEM CA bundle that https endpoints are checked against (their certificate must name the
+     * endpoint's host). Default: the JVM's trust store.
      */
     public Builder caFile(Path v) {
       caFile = v;
@@ -134,8 +134,8 @@ public final class LeasedGenerator implements AutoCloseable {
 
     /**
      * A PEM client certificate (chain) and its unencrypted PKCS#8 PEM key ({@code BEGIN PRIVATE
-     * KEY}), for members started with {@code --client-cert-auth}; a null key: the certificate
-     * file holds it.
+     * KEY}), for members started with {@code --client-cert-auth}; a null key: the certificate file
+     * holds it.
      */
     public Builder clientCertificate(Path certFile, Path keyFile) {
       this.certFile = certFile;
@@ -346,8 +346,15 @@ public final class LeasedGenerator implements AutoCloseable {
     EtcdValues.checkNamespace(b.prefix, b.cluster);
     checkEndpoints(b.endpoints);
     EtcdRegistry r =
-        new EtcdRegistry(b.endpoints, b.access(), b.prefix, b.cluster, Presets.SNOWID, 0,
-            b.requestTimeoutMs, System::currentTimeMillis);
+        new EtcdRegistry(
+            b.endpoints,
+            b.access(),
+            b.prefix,
+            b.cluster,
+            Presets.SNOWID,
+            0,
+            b.requestTimeoutMs,
+            System::currentTimeMillis);
     r.gateway.authenticate();
     r.initializeNamespace();
   }
@@ -371,8 +378,8 @@ public final class LeasedGenerator implements AutoCloseable {
     if (b.ttlSeconds > Long.MAX_VALUE / 1000) {
       throw SnowidException.invalid("ttlSeconds is too large");
     }
-    EtcdValues.checkLeaseTiming(b.ttlSeconds * 1000, b.renewEveryMs, b.stopAfterMs,
-        b.maxClockSkewMs);
+    EtcdValues.checkLeaseTiming(
+        b.ttlSeconds * 1000, b.renewEveryMs, b.stopAfterMs, b.maxClockSkewMs);
     if (!(b.retryEveryMs > 0 && b.retryEveryMs <= b.renewEveryMs)) {
       throw SnowidException.invalid("retryEveryMs must be more than 0 and at most renewEveryMs");
     }
@@ -393,8 +400,16 @@ public final class LeasedGenerator implements AutoCloseable {
     this.reacquireEveryMs = b.reacquireEveryMs;
     this.generatorOptions = b;
     this.listener = b.listener;
-    this.registry = new EtcdRegistry(b.endpoints, b.access(), b.prefix, b.cluster, b.layout,
-        b.quarantineMs, b.requestTimeoutMs, clock::nowMs);
+    this.registry =
+        new EtcdRegistry(
+            b.endpoints,
+            b.access(),
+            b.prefix,
+            b.cluster,
+            b.layout,
+            b.quarantineMs,
+            b.requestTimeoutMs,
+            clock::nowMs);
     registry.warmUp();
     this.keeper = acquire();
     this.thread = new Thread(this::run, "snowid-lease-keeper");
@@ -439,8 +454,8 @@ public final class LeasedGenerator implements AutoCloseable {
 
   /**
    * Stops issuing, records the fence, and releases the worker id with the exact last instant
-   * issued, so that its next holder need not wait out the quarantine. Idempotent; a release
-   * that fails is reported after the lease has been abandoned.
+   * issued, so that its next holder need not wait out the quarantine. Idempotent; a release that
+   * fails is reported after the lease has been abandoned.
    */
   @Override
   public void close() {
@@ -480,8 +495,8 @@ public final class LeasedGenerator implements AutoCloseable {
     }
     Keeper k = keeper;
     if (k == null || k.done) {
-      throw new SnowidException(Code.LEASE_UNCERTAIN,
-          "the worker-id lease was lost; a fresh id is being acquired", 10);
+      throw new SnowidException(
+          Code.LEASE_UNCERTAIN, "the worker-id lease was lost; a fresh id is being acquired", 10);
     }
     return k.generator;
   }
@@ -499,19 +514,26 @@ public final class LeasedGenerator implements AutoCloseable {
     long highWaterMs = clock.nowMs() + stopAfterMs;
     ProcessHandle me = ProcessHandle.current();
     long started = me.info().startInstant().map(Instant::toEpochMilli).orElse(0L);
-    Grant grant = registry.acquire(region, host, ttlSeconds, stopAfterMs, highWaterMs,
-        new EtcdValues.Holder(hostName(), me.pid(), started, "", 0));
+    Grant grant =
+        registry.acquire(
+            region,
+            host,
+            ttlSeconds,
+            stopAfterMs,
+            highWaterMs,
+            new EtcdValues.Holder(hostName(), me.pid(), started, "", 0));
     LeaseGuard guard = new LeaseGuard();
     guard.extend(send + stopAfterMs, highWaterMs);
     Long waitUntil = EtcdValues.waitUntilMs(grant.previousHighWaterMs(), null, maxClockSkewMs);
     Generator generator;
     try {
-      Generator.Builder g = Generator.builder()
-          .layout(layout)
-          .worker(grant.region(), grant.host())
-          .clock(clock)
-          .lease(guard)
-          .onUnhealthy(this::onUnhealthy);
+      Generator.Builder g =
+          Generator.builder()
+              .layout(layout)
+              .worker(grant.region(), grant.host())
+              .clock(clock)
+              .lease(guard)
+              .onUnhealthy(this::onUnhealthy);
       Builder o = generatorOptions;
       if (o.maxBackwardMs != null) {
         g.maxBackwardMs(o.maxBackwardMs);
@@ -561,8 +583,15 @@ public final class LeasedGenerator implements AutoCloseable {
     while (!k.done) {
       try {
         if (registry.waitLost(k.grant, () -> k.done)) {
-          lose(k, new SnowidException(Code.LEASE_LOST, "lease on worker " + k.grant.region()
-              + "/" + k.grant.host() + " was revoked or expired"));
+          lose(
+              k,
+              new SnowidException(
+                  Code.LEASE_LOST,
+                  "lease on worker "
+                      + k.grant.region()
+                      + "/"
+                      + k.grant.host()
+                      + " was revoked or expired"));
         }
         return;
       } catch (InterruptedException e) {
@@ -608,12 +637,20 @@ public final class LeasedGenerator implements AutoCloseable {
     }
     long now = clock.monoMs();
     if (now >= k.lastOkSend + ttlSeconds * 1000) {
-      lose(k, new SnowidException(Code.LEASE_LOST, "lease on worker " + k.grant.region() + "/"
-          + k.grant.host() + " expired: no renewal succeeded in time"));
+      lose(
+          k,
+          new SnowidException(
+              Code.LEASE_LOST,
+              "lease on worker "
+                  + k.grant.region()
+                  + "/"
+                  + k.grant.host()
+                  + " expired: no renewal succeeded in time"));
       return;
     }
-    boolean markRunningOut = !k.lastAttemptFailed
-        && clock.nowMs() > k.guard.highWaterMs() - (stopAfterMs - renewEveryMs);
+    boolean markRunningOut =
+        !k.lastAttemptFailed
+            && clock.nowMs() > k.guard.highWaterMs() - (stopAfterMs - renewEveryMs);
     if (now < k.nextDue && !markRunningOut) {
       return;
     }
@@ -701,13 +738,16 @@ public final class LeasedGenerator implements AutoCloseable {
     }
     // A host whose clock cannot be trusted takes no id: give this one back, off the caller's
     // thread, and stop.
-    Thread t = new Thread(() -> {
-      try {
-        registry.release(k.grant, k.generator.lastIssuedMs());
-      } catch (RuntimeException ex) {
-        registry.abandon(k.grant);
-      }
-    }, "snowid-lease-release");
+    Thread t =
+        new Thread(
+            () -> {
+              try {
+                registry.release(k.grant, k.generator.lastIssuedMs());
+              } catch (RuntimeException ex) {
+                registry.abandon(k.grant);
+              }
+            },
+            "snowid-lease-release");
     t.setDaemon(true);
     t.start();
   }

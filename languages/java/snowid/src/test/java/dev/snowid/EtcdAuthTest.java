@@ -15,8 +15,8 @@ import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
- * The leased generator on a real etcd with authentication enabled and tokens that expire after
- * 1 s unused: user "app" has a role on /snowid/ only, "stranger" a role on /elsewhere/ only.
+ * The leased generator on a real etcd with authentication enabled and tokens that expire after 1 s
+ * unused: user "app" has a role on /snowid/ only, "stranger" a role on /elsewhere/ only.
  */
 @Tag("etcd")
 class EtcdAuthTest {
@@ -26,7 +26,8 @@ class EtcdAuthTest {
   static void startEtcd() throws Exception {
     etcd = new EtcdServer(EtcdServer.Security.PLAIN, "--auth-token-ttl=1");
     etcd.enableAuth(
-        "r00t", new String[] {"app", "s3cret", "/snowid/"},
+        "r00t",
+        new String[] {"app", "s3cret", "/snowid/"},
         new String[] {"stranger", "pw", "/elsewhere/"});
   }
 
@@ -99,10 +100,14 @@ class EtcdAuthTest {
     LeasedGenerator.initializeNamespace(
         LeasedGenerator.fromEnv(
             Map.of(
-                "SNOWID_ETCD_ENDPOINTS", etcd.url,
-                "SNOWID_ETCD_CLUSTER", cluster,
-                "SNOWID_ETCD_USER", "app",
-                "SNOWID_ETCD_PASSWORD", "s3cret")));
+                "SNOWID_ETCD_ENDPOINTS",
+                etcd.url,
+                "SNOWID_ETCD_CLUSTER",
+                cluster,
+                "SNOWID_ETCD_USER",
+                "app",
+                "SNOWID_ETCD_PASSWORD",
+                "s3cret")));
     List<String> events = new ArrayList<>();
     try (LeasedGenerator g =
         as("app", "s3cret", cluster)

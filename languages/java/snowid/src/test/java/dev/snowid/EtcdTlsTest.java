@@ -16,9 +16,9 @@ import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
- * The leased generator on a real etcd that serves https and requires client certificates
- * (made by openssl for 127.0.0.1): the unary calls and the watch stream over TLS, and a missing
- * CA, client certificate or PKCS#8 key refused.
+ * The leased generator on a real etcd that serves https and requires client certificates (made by
+ * openssl for 127.0.0.1): the unary calls and the watch stream over TLS, and a missing CA, client
+ * certificate or PKCS#8 key refused.
  */
 @Tag("etcd")
 class EtcdTlsTest {
@@ -137,7 +137,9 @@ class EtcdTlsTest {
 
     Map<String, String> noCa = env(cluster);
     noCa.remove("SNOWID_ETCD_CA"); // the JVM's trust store does not know the test CA
-    e = assertThrows(SnowidException.class, () -> shortLease(LeasedGenerator.fromEnv(noCa)).build());
+    e =
+        assertThrows(
+            SnowidException.class, () -> shortLease(LeasedGenerator.fromEnv(noCa)).build());
     assertEquals(Code.UNAVAILABLE, e.code(), e.getMessage());
   }
 

@@ -43,6 +43,7 @@ public final class EtcdServer implements AutoCloseable {
   private static final String P12_PASSWORD = "snowid";
 
   public final String url;
+
   /** With TLS: the CA, the server's and a client's certificate and PKCS#8 key (PEM). */
   public final Path caFile;
 
@@ -114,7 +115,8 @@ public final class EtcdServer implements AutoCloseable {
       long end = System.nanoTime() + 15_000_000_000L;
       while (System.nanoTime() < end && p.isAlive()) {
         try {
-          HttpURLConnection c = (HttpURLConnection) URI.create(u + "/health").toURL().openConnection();
+          HttpURLConnection c =
+              (HttpURLConnection) URI.create(u + "/health").toURL().openConnection();
           if (c instanceof HttpsURLConnection s) {
             s.setSSLSocketFactory(probeTls.getSocketFactory());
           }
@@ -172,8 +174,19 @@ public final class EtcdServer implements AutoCloseable {
     List<String> ca =
         new ArrayList<>(
             List.of(
-                "req", "-x509", "-days", "2", "-subj", "/CN=snowid test CA", "-keyout", "ca.key",
-                "-out", "ca.crt", "-addext", "basicConstraints=critical,CA:TRUE", "-addext",
+                "req",
+                "-x509",
+                "-days",
+                "2",
+                "-subj",
+                "/CN=snowid test CA",
+                "-keyout",
+                "ca.key",
+                "-out",
+                "ca.crt",
+                "-addext",
+                "basicConstraints=critical,CA:TRUE",
+                "-addext",
                 "keyUsage=critical,keyCertSign,cRLSign"));
     ca.addAll(ecKey);
     openssl(ca.toArray(new String[0]));
@@ -191,27 +204,57 @@ public final class EtcdServer implements AutoCloseable {
       List<String> req =
           new ArrayList<>(
               List.of(
-                  "req", "-subj", "/CN=" + leaf[1], "-keyout", leaf[0] + ".key", "-out",
+                  "req",
+                  "-subj",
+                  "/CN=" + leaf[1],
+                  "-keyout",
+                  leaf[0] + ".key",
+                  "-out",
                   leaf[0] + ".csr"));
       req.addAll(ecKey);
       openssl(req.toArray(new String[0]));
       openssl(
-          "x509", "-req", "-in", leaf[0] + ".csr", "-CA", "ca.crt", "-CAkey", "ca.key",
-          "-CAcreateserial", "-days", "2", "-out", leaf[0] + ".crt", "-extfile", leaf[0] + ".ext");
+          "x509",
+          "-req",
+          "-in",
+          leaf[0] + ".csr",
+          "-CA",
+          "ca.crt",
+          "-CAkey",
+          "ca.key",
+          "-CAcreateserial",
+          "-days",
+          "2",
+          "-out",
+          leaf[0] + ".crt",
+          "-extfile",
+          leaf[0] + ".ext");
     }
     openssl(
-        "pkcs12", "-export", "-in", "client.crt", "-inkey", "client.key", "-out", "client.p12",
-        "-passout", "pass:" + P12_PASSWORD);
+        "pkcs12",
+        "-export",
+        "-in",
+        "client.crt",
+        "-inkey",
+        "client.key",
+        "-out",
+        "client.p12",
+        "-passout",
+        "pass:" + P12_PASSWORD);
   }
 
-  /** The health probe's own TLS (from the PKCS#12 bundle, independent of the library's PEM code). */
+  /**
+   * The health probe's own TLS (from the PKCS#12 bundle, independent of the library's PEM code).
+   */
   private SSLContext probeContext() throws Exception {
     KeyStore roots = KeyStore.getInstance("PKCS12");
     roots.load(null, null);
     try (InputStream in = new FileInputStream(caFile.toFile())) {
-      roots.setCertificateEntry("ca", CertificateFactory.getInstance("X.509").generateCertificate(in));
+      roots.setCertificateEntry(
+          "ca", CertificateFactory.getInstance("X.509").generateCertificate(in));
     }
-    TrustManagerFactory t = TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
+    TrustManagerFactory t =
+        TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
     t.init(roots);
     KeyStore client = KeyStore.getInstance("PKCS12");
     try (InputStream in = new FileInputStream(dir.resolve("client.p12").toFile())) {
@@ -254,11 +297,17 @@ public final class EtcdServer implements AutoCloseable {
       String role = u[0] + "-role";
       setup("/v3/auth/user/add", "{\"name\":\"" + u[0] + "\",\"password\":\"" + u[1] + "\"}");
       setup("/v3/auth/role/add", "{\"name\":\"" + role + "\"}");
-      String end = u[2].substring(0, u[2].length() - 1) + (char) (u[2].charAt(u[2].length() - 1) + 1);
+      String end =
+          u[2].substring(0, u[2].length() - 1) + (char) (u[2].charAt(u[2].length() - 1) + 1);
       setup(
           "/v3/auth/role/grant",
-          "{\"name\":\"" + role + "\",\"perm\":{\"permType\":\"READWRITE\",\"key\":\""
-              + b64(u[2]) + "\",\"range_end\":\"" + b64(end) + "\"}}");
+          "{\"name\":\""
+              + role
+              + "\",\"perm\":{\"permType\":\"READWRITE\",\"key\":\""
+              + b64(u[2])
+              + "\",\"range_end\":\""
+              + b64(end)
+              + "\"}}");
       setup("/v3/auth/user/grant", "{\"user\":\"" + u[0] + "\",\"role\":\"" + role + "\"}");
     }
     setup("/v3/auth/enable", "{}");
