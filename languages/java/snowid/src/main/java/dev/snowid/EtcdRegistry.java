@@ -55,18 +55,6 @@ final class EtcdRegistry {
 
   EtcdRegistry(
       List<String> endpoints,
-      String prefix,
-      String cluster,
-      Layout layout,
-      long quarantineMs,
-      long requestTimeoutMs,
-      LongSupplier nowMs) {
-    this(
-        endpoints, EtcdAccess.NONE, prefix, cluster, layout, quarantineMs, requestTimeoutMs, nowMs);
-  }
-
-  EtcdRegistry(
-      List<String> endpoints,
       EtcdAccess access,
       String prefix,
       String cluster,

@@ -579,19 +579,16 @@ public final class LeasedGenerator implements AutoCloseable {
     }
   }
 
+  private static SnowidException leaseLost(Keeper k, String why) {
+    return new SnowidException(
+        Code.LEASE_LOST, "lease on worker " + k.grant.region() + "/" + k.grant.host() + " " + why);
+  }
+
   private void watch(Keeper k) {
     while (!k.done) {
       try {
         if (registry.waitLost(k.grant, () -> k.done)) {
-          lose(
-              k,
-              new SnowidException(
-                  Code.LEASE_LOST,
-                  "lease on worker "
-                      + k.grant.region()
-                      + "/"
-                      + k.grant.host()
-                      + " was revoked or expired"));
+          lose(k, leaseLost(k, "was revoked or expired"));
         }
         return;
       } catch (InterruptedException e) {
@@ -637,15 +634,7 @@ public final class LeasedGenerator implements AutoCloseable {
     }
     long now = clock.monoMs();
     if (now >= k.lastOkSend + ttlSeconds * 1000) {
-      lose(
-          k,
-          new SnowidException(
-              Code.LEASE_LOST,
-              "lease on worker "
-                  + k.grant.region()
-                  + "/"
-                  + k.grant.host()
-                  + " expired: no renewal succeeded in time"));
+      lose(k, leaseLost(k, "expired: no renewal succeeded in time"));
       return;
     }
     boolean markRunningOut =

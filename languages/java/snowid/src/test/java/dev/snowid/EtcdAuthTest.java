@@ -6,8 +6,6 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.snowid.testing.EtcdServer;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -54,15 +52,7 @@ class EtcdAuthTest {
   }
 
   private static EtcdRegistry registry(String user, String password, String cluster) {
-    return new EtcdRegistry(
-        List.of(etcd.url),
-        new EtcdAccess(null, null, null, user, password),
-        "/snowid",
-        cluster,
-        Presets.SNOWID,
-        1000,
-        1000,
-        System::currentTimeMillis);
+    return TestRegistry.of(etcd.url, new EtcdAccess(null, null, null, user, password), cluster);
   }
 
   @Test
@@ -108,39 +98,15 @@ class EtcdAuthTest {
                 "app",
                 "SNOWID_ETCD_PASSWORD",
                 "s3cret")));
-    List<String> events = new ArrayList<>();
-    try (LeasedGenerator g =
-        as("app", "s3cret", cluster)
-            .listener(
-                e -> {
-                  synchronized (events) {
-                    events.add(e.type());
-                  }
-                })
-            .build()) {
+    EventLog events = new EventLog();
+    try (LeasedGenerator g = as("app", "s3cret", cluster).listener(events).build()) {
       long[] w = g.worker();
       long first = g.nextId();
       Thread.sleep(3200); // 2 renewals, each after the token expired
       assertTrue(g.ready(), "renewed with fresh tokens");
       assertTrue(g.nextId() > first);
-      registry("app", "s3cret", cluster)
-          .gateway
-          .call(
-              "/v3/kv/deleterange",
-              Map.of("key", EtcdGateway.b64(registry(null, null, cluster).keys.holder(w[0], w[1]))),
-              1000);
-      long deadline = System.nanoTime() + 3_000_000_000L;
-      while (System.nanoTime() < deadline) {
-        synchronized (events) {
-          if (events.contains("lost")) {
-            break;
-          }
-        }
-        Thread.sleep(10);
-      }
-      synchronized (events) {
-        assertTrue(events.contains("lost"), "the watch saw the delete: " + events);
-      }
+      TestRegistry.deleteHolder(registry("app", "s3cret", cluster), w);
+      assertTrue(events.await("lost", 3000), "the watch saw the delete: " + events.types());
     }
   }
 

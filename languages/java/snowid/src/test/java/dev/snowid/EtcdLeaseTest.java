@@ -109,15 +109,7 @@ class EtcdLeaseTest {
   }
 
   private static long markMs(String cluster, long host) {
-    EtcdRegistry r =
-        new EtcdRegistry(
-            List.of(etcd.url),
-            "/snowid",
-            cluster,
-            Presets.SNOWID,
-            1000,
-            1000,
-            System::currentTimeMillis);
+    EtcdRegistry r = TestRegistry.of(etcd.url, EtcdAccess.NONE, cluster);
     Map<String, Object> doc =
         r.gateway.call("/v3/kv/range", Map.of("key", EtcdGateway.b64(r.keys.mark(0, host))), 1000);
     List<Object> kvs = EtcdGateway.arr(doc.get("kvs"));
@@ -174,16 +166,8 @@ class EtcdLeaseTest {
   @Test
   void aFenceByTheToolIsSeenThroughTheWatchAndReplaced(TestInfo info) throws Exception {
     String cluster = cluster();
-    List<String> events = new ArrayList<>();
-    try (LeasedGenerator g =
-        shortLease(cluster)
-            .listener(
-                e -> {
-                  synchronized (events) {
-                    events.add(e.type());
-                  }
-                })
-            .build()) {
+    EventLog events = new EventLog();
+    try (LeasedGenerator g = shortLease(cluster).listener(events).build()) {
       long[] before = g.worker();
       long last = g.nextId();
       long start = System.nanoTime();
@@ -218,9 +202,7 @@ class EtcdLeaseTest {
       assertNotEquals(before[1], g.worker()[1]);
       long after = g.nextId();
       assertTrue(after > last, "ids never go back across the replacement");
-      synchronized (events) {
-        assertTrue(events.contains("lost"), events.toString());
-      }
+      assertTrue(events.types().contains("lost"), events.types().toString());
     }
   }
 

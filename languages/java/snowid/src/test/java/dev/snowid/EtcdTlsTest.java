@@ -6,9 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.snowid.testing.EtcdServer;
-import java.util.ArrayList;
 import java.util.HashMap;
-import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -23,10 +21,12 @@ import org.junit.jupiter.api.Test;
 @Tag("etcd")
 class EtcdTlsTest {
   private static EtcdServer etcd;
+  private static EtcdAccess access;
 
   @BeforeAll
   static void startEtcd() throws Exception {
     etcd = new EtcdServer(EtcdServer.Security.MUTUAL_TLS);
+    access = new EtcdAccess(etcd.caFile, etcd.clientCert, etcd.clientKey, null, null);
   }
 
   @AfterAll
@@ -60,16 +60,9 @@ class EtcdTlsTest {
   void mutualTlsFromTheEnvironmentLeasesRenewsAndWatches() throws Exception {
     String cluster = "tls-" + ProcessHandle.current().pid();
     LeasedGenerator.initializeNamespace(LeasedGenerator.fromEnv(env(cluster)));
-    List<String> events = new ArrayList<>();
+    EventLog events = new EventLog();
     try (LeasedGenerator g =
-        shortLease(LeasedGenerator.fromEnv(env(cluster)))
-            .listener(
-                e -> {
-                  synchronized (events) {
-                    events.add(e.type());
-                  }
-                })
-            .build()) {
+        shortLease(LeasedGenerator.fromEnv(env(cluster))).listener(events).build()) {
       long[] w = g.worker();
       long first = g.nextId();
       Thread.sleep(1200); // past half the TTL: renewed over TLS
@@ -77,47 +70,14 @@ class EtcdTlsTest {
       assertTrue(g.nextId() > first);
 
       // Another holder's registry takes the key away; only the watch (over TLS) tells.
-      EtcdRegistry other =
-          new EtcdRegistry(
-              List.of(etcd.url),
-              new EtcdAccess(etcd.caFile, etcd.clientCert, etcd.clientKey, null, null),
-              "/snowid",
-              cluster,
-              Presets.SNOWID,
-              1000,
-              1000,
-              System::currentTimeMillis);
-      other.gateway.call(
-          "/v3/kv/deleterange",
-          Map.of("key", EtcdGateway.b64(other.keys.holder(w[0], w[1]))),
-          1000);
-      long deadline = System.nanoTime() + 3_000_000_000L;
-      while (System.nanoTime() < deadline) {
-        synchronized (events) {
-          if (events.contains("lost")) {
-            break;
-          }
-        }
-        Thread.sleep(10);
-      }
-      synchronized (events) {
-        assertTrue(events.contains("lost"), "the watch saw the delete: " + events);
-      }
+      TestRegistry.deleteHolder(TestRegistry.of(etcd.url, access, cluster), w);
+      assertTrue(events.await("lost", 3000), "the watch saw the delete: " + events.types());
     }
   }
 
   @Test
   void theWatchStreamRunsOverTls() throws Exception {
-    EtcdRegistry r =
-        new EtcdRegistry(
-            List.of(etcd.url),
-            new EtcdAccess(etcd.caFile, etcd.clientCert, etcd.clientKey, null, null),
-            "/snowid",
-            "tls-watch",
-            Presets.SNOWID,
-            1000,
-            1000,
-            System::currentTimeMillis);
+    EtcdRegistry r = TestRegistry.of(etcd.url, access, "tls-watch");
     WatchProbe.Seen seen = WatchProbe.watchAndPut(r.gateway, "/snowid/tls-watch/probe");
     assertTrue(seen.created(), "the watch was created");
     assertTrue(seen.event(), "the put arrived on the stream");
