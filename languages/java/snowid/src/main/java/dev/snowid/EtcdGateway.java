@@ -281,9 +281,12 @@ final class EtcdGateway {
           }
           if (!refreshed) {
             refreshed = true;
-            if (refresh(stale, timeout)) {
-              r = post(index, path, text, timeout, token);
+            if (!refresh(stale, timeout)) {
+              // No member answered the authentication: not a refusal, so UNAVAILABLE below.
+              last = "no member answered the authentication";
+              continue;
             }
+            r = post(index, path, text, timeout, token);
           }
           if (r.kind == Kind.AUTH) {
             throw SnowidException.invalid(
