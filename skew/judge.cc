@@ -1,0 +1,69 @@
+#include "judge.h"
+
+#include <set>
+#include <utility>
+
+#include "median_band.h"
+
+namespace snowid::skew {
+
+bool may_vote(State own_state) noexcept {
+  return own_state == State::kOk || own_state == State::kAlert;
+}
+
+Judge::Judge(std::string self, SkewSettings settings)
+    : self_(std::move(self)), settings_(settings) {}
+
+Judgement Judge::judge_one(const std::string& target, bool self, std::optional<Reading> offset,
+                           const std::optional<MedianBand>& band,
+                           const std::optional<Reading>& reference, bool paused) {
+  Histories& h = histories_[target];
+  Judgement j;
+  j.target = target;
+  j.self = self;
+  j.offset = offset;
+  if (offset && band) j.peer_deviation = deviation_from(*offset, *band);
+  if (offset && reference) {
+    // target - reference = (target - observer) - (reference - observer).
+    j.reference_deviation =
+        Reading{offset->value - reference->value, offset->uncertainty + reference->uncertainty};
+  }
+  h.peers.add(j.peer_deviation);
+  h.reference.add(j.reference_deviation);
+  h.raw.add(offset);
+  // Evidence needs this burst's reading: a clock not measured now is never
+  // fenced on older bursts alone.
+  if (j.peer_deviation) j.evidence.peers = h.peers.fence_verdict(settings_);
+  if (j.reference_deviation) j.evidence.reference = h.reference.fence_verdict(settings_);
+  j.outcome = apply_vote_rule(j.evidence);
+  // After a pause nothing this host measured can be trusted yet.
+  if (paused && j.outcome.action == Action::kFence) j.outcome = {Action::kNone, "paused"};
+  const EvidenceHistory& shown = band ? h.peers : reference ? h.reference : h.raw;
+  StateFlags flags;
+  flags.vetoed = j.outcome.action == Action::kVeto;
+  flags.paused = paused && self;
+  j.state = classify(shown, settings_, flags);
+  return j;
+}
+
+std::vector<Judgement> Judge::round(const RoundInput& input) {
+  std::vector<Reading> clocks{Reading{}};
+  std::set<std::string> seen{self_};
+  for (const PeerReading& p : input.peers) {
+    seen.insert(p.host);
+    if (p.offset) clocks.push_back(*p.offset);
+  }
+  for (auto it = histories_.begin(); it != histories_.end();) {
+    it = seen.count(it->first) != 0 ? std::next(it) : histories_.erase(it);
+  }
+  const std::optional<MedianBand> band = median_band(clocks);
+  std::vector<Judgement> out;
+  out.reserve(input.peers.size() + 1);
+  out.push_back(judge_one(self_, true, Reading{}, band, input.reference, input.paused));
+  for (const PeerReading& p : input.peers) {
+    out.push_back(judge_one(p.host, false, p.offset, band, input.reference, input.paused));
+  }
+  return out;
+}
+
+}  // namespace snowid::skew

@@ -1,0 +1,78 @@
+// One observer's judgement of every clock it measures, itself included, once
+// per burst round: peer evidence, reference evidence, the vote rule and the
+// state (docs/skew.md, "The vote rule"). Pure: the caller brings the held
+// estimates; nothing here reads a clock or the network.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "evidence.h"
+#include "median_band.h"
+#include "settings.h"
+#include "state.h"
+#include "vote_rule.h"
+
+namespace snowid::skew {
+
+struct PeerReading {
+  std::string host;
+  // The held offset of the peer (peer minus observer); nullopt: unmeasurable.
+  std::optional<Reading> offset;
+};
+
+struct RoundInput {
+  std::vector<PeerReading> peers;
+  // The reference's offset from the observer (reference minus observer), as
+  // the SNTP client measures it; nullopt: no reference.
+  std::optional<Reading> reference;
+  // This host was paused since the last round: its estimates were dropped.
+  bool paused = false;
+};
+
+struct Judgement {
+  std::string target;
+  bool self = false;
+  // The target's offset from the observer (0 +- 0 for the observer itself).
+  std::optional<Reading> offset;
+  // Its distance from the median band (peer evidence) and from the
+  // reference (reference evidence), this round.
+  std::optional<Reading> peer_deviation;
+  std::optional<Reading> reference_deviation;
+  // Each kind only when this burst measured the target (peers: with at least
+  // 3 clocks measured; reference: with a reference reading).
+  Evidence evidence;
+  RuleOutcome outcome;
+  State state = State::kOk;
+};
+
+// Keeps three bursts of evidence per clock. Not thread-safe.
+class Judge {
+ public:
+  Judge(std::string self, SkewSettings settings);
+
+  // Judges the observer (first) and every peer in `input` (in input order).
+  // Clocks no longer in `input` are forgotten.
+  std::vector<Judgement> round(const RoundInput& input);
+
+ private:
+  struct Histories {
+    EvidenceHistory peers;
+    EvidenceHistory reference;
+    EvidenceHistory raw;
+  };
+  Judgement judge_one(const std::string& target, bool self, std::optional<Reading> offset,
+                      const std::optional<MedianBand>& band,
+                      const std::optional<Reading>& reference, bool paused);
+
+  std::string self_;
+  SkewSettings settings_;
+  std::map<std::string, Histories> histories_;
+};
+
+// A voter's own check: only a host whose own state is ok or alert may vote.
+bool may_vote(State own_state) noexcept;
+
+}  // namespace snowid::skew
