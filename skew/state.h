@@ -30,7 +30,7 @@ struct StateFlags {
 };
 
 // The state of a clock from its deviation history. The order of the checks:
-// fenced, unmeasurable, suspect, alert, ok.
+// fenced, paused, unmeasurable, suspect, alert, ok.
 State classify(const EvidenceHistory& history, const SkewSettings& settings,
                const StateFlags& flags) noexcept;
 
