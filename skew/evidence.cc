@@ -7,9 +7,13 @@ Duration magnitude(Duration d) noexcept { return d < Duration::zero() ? -d : d; 
 
 }  // namespace
 
+Duration lower_bound_of(const Reading& deviation) noexcept {
+  return magnitude(deviation.value) - deviation.uncertainty;
+}
+
 Verdict judge(const Reading& deviation, Duration limit) noexcept {
   const Duration size = magnitude(deviation.value);
-  if (size - deviation.uncertainty > limit) return Verdict::kBeyond;
+  if (lower_bound_of(deviation) > limit) return Verdict::kBeyond;
   if (size + deviation.uncertainty <= limit) return Verdict::kWithin;
   return Verdict::kUnclear;
 }

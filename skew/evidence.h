@@ -18,6 +18,10 @@ enum class Verdict : std::uint8_t {
   kUnclear,  // the interval straddles the limit, or there is no reading
 };
 
+// |value| - uncertainty: how far off the reading surely is (negative when
+// the interval holds 0).
+Duration lower_bound_of(const Reading& deviation) noexcept;
+
 // Where `deviation` lies against `limit`. A wide interval never counts as
 // beyond: ambiguity is resolved towards not fencing.
 Verdict judge(const Reading& deviation, Duration limit) noexcept;

@@ -1,6 +1,7 @@
 #include "explanation.h"
 
 #include <cstdio>
+#include <utility>
 
 namespace snowid::skew {
 namespace {
@@ -25,6 +26,41 @@ std::vector<VoterEntry> voters_of(const QuorumResult& quorum) {
         {v.voter, v.record.offset, v.record.delay, v.record.deviation, v.record.reference});
   }
   return out;
+}
+
+Explanation explain(const Judgement& j, std::string decision,
+                    const std::optional<Reading>& reference) {
+  Explanation e;
+  e.target = j.target;
+  e.decision = std::move(decision);
+  e.reason = std::string(j.outcome.reason);
+  e.offset = j.offset;
+  e.deviation = j.evidence.peers ? j.peer_deviation : j.reference_deviation;
+  if (!j.self) e.delay = j.delay;
+  e.reference = reference;
+  return e;
+}
+
+Explanation explain(const std::string& target, const QuorumResult& quorum, FenceGrant grant) {
+  Explanation e;
+  e.target = target;
+  e.decision = grant == FenceGrant::kGranted  ? "fence"
+               : grant == FenceGrant::kDryRun ? "dry-run"
+                                              : "capped";
+  e.reason =
+      "votes " + std::to_string(quorum.counted.size()) + " of " + std::to_string(quorum.observers);
+  if (grant == FenceGrant::kCapped) e.reason += ", over the blast-radius cap (mass skew)";
+  e.voters = voters_of(quorum);
+  if (!quorum.counted.empty()) {
+    // The deviation of the vote that says least: the fence rests on all of them.
+    const CastVote* least = &quorum.counted.front();
+    for (const CastVote& v : quorum.counted) {
+      if (lower_bound_of(v.record.deviation) < lower_bound_of(least->record.deviation)) least = &v;
+    }
+    e.deviation = least->record.deviation;
+    e.delay = least->record.delay;
+  }
+  return e;
 }
 
 std::string to_log_line(const Explanation& e) {

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "fence_budget.h"
+#include "judge.h"
 #include "measurement.h"
 #include "quorum.h"
 #include "vote_rule.h"
@@ -33,6 +35,17 @@ struct Explanation {
 
 // The voters of a quorum, for the explanation of a peer fence.
 std::vector<VoterEntry> voters_of(const QuorumResult& quorum);
+
+// A judgement's explanation (an alert, a veto, a self-fence): `decision` as
+// in Explanation, the rest from the judgement and the round's reference
+// reading. The deviation is the peer one when there is peer evidence, else
+// the reference one.
+Explanation explain(const Judgement& judgement, std::string decision,
+                    const std::optional<Reading>& reference);
+
+// A peer fence's explanation from the quorum that decided it (which counted
+// at least one vote): "fence", "dry-run" or "capped" by the cap's grant.
+Explanation explain(const std::string& target, const QuorumResult& quorum, FenceGrant grant);
 
 // One line: key=value pairs, times in ms with microseconds, for example
 // skew decision=fence target=h3 reason="peers and reference" deviation=+61.204+-0.031ms

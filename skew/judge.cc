@@ -14,14 +14,41 @@ bool may_vote(State own_state) noexcept {
 Judge::Judge(std::string self, SkewSettings settings)
     : self_(std::move(self)), settings_(settings) {}
 
+std::optional<VoteRecord> vote_against(const Judgement& target, const Judgement& self,
+                                       const std::optional<Reading>& reference,
+                                       WallTime measured_at, std::int64_t holder_revision) {
+  if (target.self || target.outcome.action != Action::kFence || !may_vote(self.state)) {
+    return std::nullopt;
+  }
+  const bool peers = target.evidence.peers == Verdict::kBeyond;
+  const bool by_reference = target.evidence.reference == Verdict::kBeyond;
+  VoteRecord vote;
+  vote.basis = peers && by_reference ? VoteBasis::kBoth
+               : peers               ? VoteBasis::kPeers
+                                     : VoteBasis::kReference;
+  // A fence judgement always has the deviation it rests on.
+  const std::optional<Reading>& deviation =
+      peers ? target.peer_deviation : target.reference_deviation;
+  if (!deviation || !target.offset) return std::nullopt;
+  vote.offset = *target.offset;
+  vote.delay = target.delay;
+  vote.measured_at = measured_at;
+  vote.reference = reference;
+  vote.deviation = *deviation;
+  vote.voter_state = self.state;
+  vote.holder_revision = holder_revision;
+  return vote;
+}
+
 Judgement Judge::judge_one(const std::string& target, bool self, std::optional<Reading> offset,
-                           const std::optional<MedianBand>& band,
+                           Duration delay, const std::optional<MedianBand>& band,
                            const std::optional<Reading>& reference, bool paused) {
   Histories& h = histories_[target];
   Judgement j;
   j.target = target;
   j.self = self;
   j.offset = offset;
+  j.delay = delay;
   if (offset && band) j.peer_deviation = deviation_from(*offset, *band);
   if (offset && reference) {
     // target - reference = (target - observer) - (reference - observer).
@@ -59,9 +86,10 @@ std::vector<Judgement> Judge::round(const RoundInput& input) {
   const std::optional<MedianBand> band = median_band(clocks);
   std::vector<Judgement> out;
   out.reserve(input.peers.size() + 1);
-  out.push_back(judge_one(self_, true, Reading{}, band, input.reference, input.paused));
+  out.push_back(
+      judge_one(self_, true, Reading{}, Duration::zero(), band, input.reference, input.paused));
   for (const PeerReading& p : input.peers) {
-    out.push_back(judge_one(p.host, false, p.offset, band, input.reference, input.paused));
+    out.push_back(judge_one(p.host, false, p.offset, p.delay, band, input.reference, input.paused));
   }
   return out;
 }

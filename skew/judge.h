@@ -4,6 +4,7 @@
 // estimates; nothing here reads a clock or the network.
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
@@ -13,6 +14,7 @@
 #include "median_band.h"
 #include "settings.h"
 #include "state.h"
+#include "vote_record.h"
 #include "vote_rule.h"
 
 namespace snowid::skew {
@@ -21,6 +23,8 @@ struct PeerReading {
   std::string host;
   // The held offset of the peer (peer minus observer); nullopt: unmeasurable.
   std::optional<Reading> offset;
+  // The delay of the burst it comes from, for votes and explanations.
+  Duration delay{};
 };
 
 struct RoundInput {
@@ -35,8 +39,10 @@ struct RoundInput {
 struct Judgement {
   std::string target;
   bool self = false;
-  // The target's offset from the observer (0 +- 0 for the observer itself).
+  // The target's offset from the observer (0 +- 0 for the observer itself),
+  // and the delay it was measured with.
   std::optional<Reading> offset;
+  Duration delay{};
   // Its distance from the median band (peer evidence) and from the
   // reference (reference evidence), this round.
   std::optional<Reading> peer_deviation;
@@ -64,7 +70,7 @@ class Judge {
     EvidenceHistory raw;
   };
   Judgement judge_one(const std::string& target, bool self, std::optional<Reading> offset,
-                      const std::optional<MedianBand>& band,
+                      Duration delay, const std::optional<MedianBand>& band,
                       const std::optional<Reading>& reference, bool paused);
 
   std::string self_;
@@ -74,5 +80,15 @@ class Judge {
 
 // A voter's own check: only a host whose own state is ok or alert may vote.
 bool may_vote(State own_state) noexcept;
+
+// The vote the observer writes against `target` (a peer's judgement), or
+// nullopt when it must not vote: the judgement is not fence, or the voter
+// does not pass its own check (`self` is the observer's judgement of itself,
+// from the same round). `reference` is the round's reference reading,
+// `measured_at` the observer's clock now, `holder_revision` the target's
+// holder key revision as the observer saw it.
+std::optional<VoteRecord> vote_against(const Judgement& target, const Judgement& self,
+                                       const std::optional<Reading>& reference,
+                                       WallTime measured_at, std::int64_t holder_revision);
 
 }  // namespace snowid::skew

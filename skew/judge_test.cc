@@ -104,5 +104,37 @@ TEST(Judge, APeerThatTurnsUnmeasurableIsNotFencedOnOldBursts) {
   EXPECT_EQ(j[3].state, State::kUnmeasurable);
 }
 
+TEST(Judge, AVoteCarriesTheMeasurementTheDeviationAndTheVotersState) {
+  Judge judge("a", SkewSettings{});
+  const RoundInput input{
+      {{"b", kGood, 60us}, {"c", kGood, 70us}, {"d", kAhead, 80us}}, Reading{5us, 300us}, false};
+  const std::vector<Judgement> j = rounds(judge, input, 2);
+  const WallTime at = WallTime(std::chrono::seconds(1'800'000'000));
+  const std::optional<VoteRecord> v = vote_against(j[3], j[0], input.reference, at, 42);
+  ASSERT_TRUE(v.has_value());
+  EXPECT_EQ(v->basis, VoteBasis::kBoth);
+  EXPECT_EQ(v->offset.value, kAhead.value);
+  EXPECT_EQ(v->delay, 80us);
+  EXPECT_EQ(v->deviation.value, j[3].peer_deviation->value);
+  EXPECT_EQ(v->reference->value, 5us);
+  EXPECT_EQ(v->measured_at, at);
+  EXPECT_EQ(v->holder_revision, 42);
+  EXPECT_EQ(v->voter_state, State::kOk);
+  // No vote for a clock within the fence, none against oneself.
+  EXPECT_FALSE(vote_against(j[1], j[0], input.reference, at, 42).has_value());
+  EXPECT_FALSE(vote_against(j[0], j[0], input.reference, at, 42).has_value());
+}
+
+TEST(Judge, ASuspectVoterDoesNotVote) {
+  Judge judge("a", SkewSettings{});
+  RoundInput input{{{"b", kGood}, {"c", kGood}, {"d", kAhead}}, std::nullopt, false};
+  std::vector<Judgement> j = rounds(judge, input, 2);
+  Judgement self = j[0];
+  self.state = State::kSuspect;
+  EXPECT_FALSE(vote_against(j[3], self, std::nullopt, WallTime{}, 1).has_value());
+  ASSERT_TRUE(vote_against(j[3], j[0], std::nullopt, WallTime{}, 1).has_value());
+  EXPECT_EQ(vote_against(j[3], j[0], std::nullopt, WallTime{}, 1)->basis, VoteBasis::kPeers);
+}
+
 }  // namespace
 }  // namespace snowid::skew

@@ -16,13 +16,6 @@ constexpr WallTime kStart = WallTime(std::chrono::seconds(1'800'000'000));
 const ClockPrecision kPrecision{std::chrono::microseconds(1), Duration::zero()};
 const std::string kReference = "(reference)";
 
-VoteBasis basis_of(const Evidence& e) {
-  const bool peers = e.peers && *e.peers == Verdict::kBeyond;
-  const bool reference = e.reference && *e.reference == Verdict::kBeyond;
-  if (peers && reference) return VoteBasis::kBoth;
-  return peers ? VoteBasis::kPeers : VoteBasis::kReference;
-}
-
 }  // namespace
 
 SimFleet::SimFleet(std::vector<SimHost> hosts, SimNetwork network,
@@ -130,11 +123,12 @@ void SimFleet::run_round() {
     for (const std::string& peer : hosts) {
       if (peer == observer) continue;
       PeerEstimate& est = m.peers.try_emplace(peer, settings_.max_drift_ppm).first->second;
-      est.add(burst(observer, own, peer, offset_of(peer), start));
-      input.peers.push_back({peer, est.held()});
+      (void)est.add(burst(observer, own, peer, offset_of(peer), start));
+      const std::optional<Measurement> held = est.held_measurement();
+      input.peers.push_back({peer, est.held(), held ? held->delay : Duration::zero()});
     }
     if (m.reference) {
-      m.reference->add(burst(observer, own, kReference, *reference_offset_, start));
+      (void)m.reference->add(burst(observer, own, kReference, *reference_offset_, start));
       input.reference = m.reference->held();
     }
     const std::vector<Judgement> judged = m.judge.round(input);
@@ -145,45 +139,30 @@ void SimFleet::run_round() {
     if (self.outcome.action == Action::kFence) {
       const FenceGrant grant = budget_.self_fence();
       if (grant == FenceGrant::kGranted) to_fence_self.push_back(observer);
-      Explanation why{observer,
-                      grant == FenceGrant::kDryRun ? "dry-run" : "self-fence",
-                      std::string(self.outcome.reason),
-                      self.offset,
-                      self.evidence.peers ? self.peer_deviation : self.reference_deviation,
-                      std::nullopt,
-                      input.reference,
-                      {}};
-      fences_.push_back({observer, true, round_, truth_.wall_now(), std::move(why)});
+      fences_.push_back({observer, true, round_, truth_.wall_now(),
+                         explain(self, grant == FenceGrant::kDryRun ? "dry-run" : "self-fence",
+                                 input.reference)});
       continue;
     }
     const bool lying = std::any_of(hosts_.begin(), hosts_.end(),
                                    [&](const SimHost& h) { return h.name == observer && h.lying; });
-    if (!may_vote(self.state) && !lying) continue;
     for (std::size_t i = 1; i < judged.size(); ++i) {
       const Judgement& j = judged[i];
-      if (!lying && j.outcome.action != Action::kFence) {
-        // A voter takes its vote back once it no longer finds the target beyond.
-        const auto against = votes_.find(j.target);
-        if (against != votes_.end()) against->second.erase(observer);
-        continue;
-      }
-      VoteRecord vote;
-      const std::optional<Measurement> held = m.peers.at(j.target).held_measurement();
-      vote.offset = j.offset.value_or(Reading{});
-      vote.delay = held ? held->delay : Duration::zero();
-      vote.measured_at = read(own, truth_.wall_now());
-      vote.reference = input.reference;
+      std::optional<VoteRecord> vote =
+          vote_against(j, self, input.reference, read(own, truth_.wall_now()), 1);
       if (lying) {
-        vote.deviation = Reading{std::chrono::seconds(1), Duration::zero()};
-        vote.basis = VoteBasis::kPeers;
-      } else {
-        vote.basis = basis_of(j.evidence);
-        vote.deviation =
-            vote.basis == VoteBasis::kReference ? *j.reference_deviation : *j.peer_deviation;
+        // Claims to be healthy and finds every peer a second off.
+        vote = VoteRecord{};
+        vote->deviation = Reading{std::chrono::seconds(1), Duration::zero()};
+        vote->measured_at = read(own, truth_.wall_now());
+        vote->holder_revision = 1;
       }
-      vote.voter_state = State::kOk;
-      vote.holder_revision = 1;
-      votes_[j.target][observer] = vote;
+      if (vote) {
+        votes_[j.target][observer] = *vote;
+      } else if (const auto against = votes_.find(j.target); against != votes_.end()) {
+        // A voter takes its vote back once it no longer finds the target beyond.
+        against->second.erase(observer);
+      }
     }
   }
   for (const std::string& h : to_fence_self) fence(h);
@@ -206,12 +185,7 @@ void SimFleet::run_round() {
     if (!q.fence) continue;
     const FenceGrant grant = budget_.peer_fence(still.size());
     if (grant == FenceGrant::kCapped) continue;
-    Explanation why;
-    why.target = target;
-    why.decision = grant == FenceGrant::kDryRun ? "dry-run" : "fence";
-    why.reason = "votes " + std::to_string(q.counted.size()) + " of " + std::to_string(q.observers);
-    why.voters = voters_of(q);
-    why.deviation = q.counted.front().record.deviation;
+    Explanation why = explain(target, q, grant);
     fences_.push_back({target, false, round_, truth_.wall_now(), std::move(why)});
     if (grant == FenceGrant::kGranted) fence(target);
   }
