@@ -201,6 +201,39 @@ RC_GTEST_PROP(SkewFleet, TwentyMillisecondsOfOneWayDelayDoesNotFenceAGoodHost, (
   RC_ASSERT(fleet.fences().empty());
 }
 
+RC_GTEST_PROP(SkewFleet, APausedHostIsFencedOnlyIfItsClockMovedMeanwhile, ()) {
+  // A paused host (SIGSTOP, a frozen VM) is unreachable, which is not
+  // skewed; after it resumes it measures afresh. A VM that migrated while
+  // frozen may come back with its clock off: that one is fenced.
+  const int n = *rc::gen::inRange(3, 10);
+  const int paused = *rc::gen::inRange(0, n);
+  const bool moved = *rc::gen::arbitrary<bool>();
+  std::vector<SimHost> hosts;
+  for (int i = 0; i < n; ++i) hosts.push_back({name(i), gen_good_offset()});
+  SimFleet fleet(hosts, *gen_network(), gen_reference(), SkewSettings{},
+                 *rc::gen::arbitrary<std::uint64_t>());
+  fleet.run_rounds(*rc::gen::inRange(1, 4));
+  fleet.pause(name(paused), *rc::gen::inRange(2, 9));
+  if (moved) fleet.step(name(paused), gen_wrong_offset());
+  fleet.run_rounds(10 + kRounds);
+  for (int i = 0; i < n; ++i) RC_ASSERT(fleet.fenced(name(i)) == (moved && i == paused));
+}
+
+TEST(SkewFleet, AHostThatSleptThroughAPeersStepIsNotFencedAndThePeerIs) {
+  std::vector<SimHost> hosts;
+  for (int i = 0; i < 4; ++i) hosts.push_back({name(i), 0us});
+  SimFleet fleet(hosts, SimNetwork{}, std::nullopt, SkewSettings{}, 3);
+  fleet.run_rounds(3);
+  fleet.pause(name(0), 5);
+  // While h0 sleeps, another host's clock steps: h0's old estimate of it is
+  // now wrong, and must not count when h0 wakes.
+  fleet.step(name(1), 70ms);
+  fleet.run_rounds(8);
+  EXPECT_TRUE(fleet.fenced(name(1)));
+  EXPECT_FALSE(fleet.fenced(name(0)));
+  EXPECT_EQ(fleet.live(), 3u);
+}
+
 RC_GTEST_PROP(SkewFleet, ADryRunCountsButFencesNobody, ()) {
   const int n = *rc::gen::inRange(3, 10);
   std::vector<SimHost> hosts;

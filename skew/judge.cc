@@ -83,6 +83,8 @@ std::vector<Judgement> Judge::round(const RoundInput& input) {
   for (auto it = histories_.begin(); it != histories_.end();) {
     it = seen.count(it->first) != 0 ? std::next(it) : histories_.erase(it);
   }
+  // Bursts from before a pause relate clocks as they were then.
+  if (input.paused) histories_.clear();
   const std::optional<MedianBand> band = median_band(clocks);
   std::vector<Judgement> out;
   out.reserve(input.peers.size() + 1);

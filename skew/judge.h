@@ -32,7 +32,9 @@ struct RoundInput {
   // The reference's offset from the observer (reference minus observer), as
   // the SNTP client measures it; nullopt: no reference.
   std::optional<Reading> reference;
-  // This host was paused since the last round: its estimates were dropped.
+  // This host was paused since the last round (PauseDetector) and the
+  // caller dropped its estimates: the judge forgets its own history too, and
+  // for this round the observer is suspect and fences nothing.
   bool paused = false;
 };
 

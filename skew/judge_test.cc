@@ -84,6 +84,21 @@ TEST(Judge, AfterAPauseItIsSuspectAndVotesNothing) {
   EXPECT_NE(j[2].outcome.action, Action::kFence);
 }
 
+TEST(Judge, BurstsFromBeforeAPauseDoNotCount) {
+  Judge judge("a", SkewSettings{});
+  RoundInput input{{{"b", kGood}, {"c", kGood}, {"d", kAhead}}, std::nullopt, false};
+  (void)judge.round(input);
+  input.paused = true;
+  (void)judge.round(input);
+  input.paused = false;
+  input.peers[2].offset = kGood;
+  // Beyond before the pause and just after it, within now: 2 of the last 3
+  // bursts, but one of them from before the pause.
+  const std::vector<Judgement> j = judge.round(input);
+  EXPECT_EQ(j[3].outcome.action, Action::kNone);
+  EXPECT_EQ(j[0].state, State::kOk);
+}
+
 TEST(Judge, AnUnmeasurablePeerIsNotSkewed) {
   Judge judge("a", SkewSettings{});
   const RoundInput input{{{"b", kGood}, {"c", kGood}, {"d", std::nullopt}}, std::nullopt, false};

@@ -30,7 +30,7 @@ SimFleet::SimFleet(std::vector<SimHost> hosts, SimNetwork network,
       budget_(truth_, settings_) {
   for (const SimHost& h : hosts_) {
     if (!h.monitors) continue;
-    Monitor m{{}, std::nullopt, Judge(h.name, settings_)};
+    Monitor m{{}, std::nullopt, Judge(h.name, settings_), PauseDetector(truth_, 1s)};
     if (reference_offset_) m.reference.emplace(settings_.max_drift_ppm);
     monitors_.emplace(h.name, std::move(m));
   }
@@ -57,6 +57,13 @@ void SimFleet::step(const std::string& host, Duration by) {
   for (SimHost& h : hosts_) {
     if (h.name == host) h.offset += by;
   }
+}
+
+void SimFleet::pause(const std::string& host, int rounds) { paused_[host] = rounds; }
+
+bool SimFleet::running(const std::string& host) const {
+  const auto p = paused_.find(host);
+  return p == paused_.end() || p->second <= 0;
 }
 
 void SimFleet::advance(Duration d) { truth_.advance(d); }
@@ -87,7 +94,7 @@ Burst SimFleet::burst(const std::string& from, Duration from_offset, const std::
     const WallTime sent = start + i * kProbeGap;
     const std::optional<Duration> there = one_way(to);
     const std::optional<Duration> back = one_way(from);
-    if (!there || !back) continue;
+    if (!there || !back || !running(to)) continue;
     const WallTime arrived = sent + network_.request + *there;
     const WallTime answered = arrived + network_.processing;
     const WallTime returned = answered + network_.answer + *back;
@@ -116,10 +123,16 @@ void SimFleet::run_round() {
   std::vector<std::string> to_fence_self;
   for (const std::string& observer : hosts) {
     const auto mon = monitors_.find(observer);
-    if (mon == monitors_.end()) continue;
+    if (mon == monitors_.end() || !running(observer)) continue;
     Monitor& m = mon->second;
     const Duration own = offset_of(observer);
     RoundInput input;
+    input.paused = m.pauses.tick().has_value();
+    if (input.paused) {
+      // Nothing measured before the pause relates this clock to any other now.
+      for (auto& [peer, est] : m.peers) est.drop();
+      if (m.reference) m.reference->drop();
+    }
     for (const std::string& peer : hosts) {
       if (peer == observer) continue;
       PeerEstimate& est = m.peers.try_emplace(peer, settings_.max_drift_ppm).first->second;
@@ -188,6 +201,9 @@ void SimFleet::run_round() {
     Explanation why = explain(target, q, grant);
     fences_.push_back({target, false, round_, truth_.wall_now(), std::move(why)});
     if (grant == FenceGrant::kGranted) fence(target);
+  }
+  for (auto& [host, rounds] : paused_) {
+    if (rounds > 0) --rounds;
   }
   truth_.advance(std::chrono::seconds(1));
 }

@@ -16,6 +16,7 @@
 #include "explanation.h"
 #include "fence_budget.h"
 #include "judge.h"
+#include "pause_detector.h"
 #include "peer_estimate.h"
 #include "settings.h"
 #include "snowid/testing/simulated_clock.h"
@@ -72,6 +73,10 @@ class SimFleet {
 
   // Steps a host's clock (true time does not move).
   void step(const std::string& host, Duration by);
+  // Stops a host for the next `rounds` rounds (SIGSTOP, a frozen VM): it
+  // neither answers probes nor runs its monitor, and its pause detector
+  // notices when it runs again.
+  void pause(const std::string& host, int rounds);
   // Moves true time on without a round (a step between two rounds).
   void advance(Duration d);
 
@@ -95,6 +100,7 @@ class SimFleet {
     std::map<std::string, PeerEstimate> peers;
     std::optional<PeerEstimate> reference;
     Judge judge;
+    PauseDetector pauses;
   };
   Burst burst(const std::string& from, Duration from_offset, const std::string& to,
               Duration to_offset, WallTime start);
@@ -103,6 +109,7 @@ class SimFleet {
   Duration offset_of(const std::string& host) const;
   std::vector<std::string> live_hosts() const;
   void fence(const std::string& host);
+  bool running(const std::string& host) const;
 
   std::vector<SimHost> hosts_;
   SimNetwork network_;
@@ -115,6 +122,7 @@ class SimFleet {
   // votes_[target][voter]
   std::map<std::string, std::map<std::string, VoteRecord>> votes_;
   std::set<std::string> fenced_;
+  std::map<std::string, int> paused_;  // rounds left
   std::vector<FenceEvent> fences_;
   std::vector<BurstError> burst_errors_;
   std::uint64_t vetoes_ = 0;
