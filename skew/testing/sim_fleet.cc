@@ -30,9 +30,7 @@ SimFleet::SimFleet(std::vector<SimHost> hosts, SimNetwork network,
       budget_(truth_, settings_) {
   for (const SimHost& h : hosts_) {
     if (!h.monitors) continue;
-    Monitor m{{}, std::nullopt, Judge(h.name, settings_), PauseDetector(truth_, 1s)};
-    if (reference_offset_) m.reference.emplace(settings_.max_drift_ppm);
-    monitors_.emplace(h.name, std::move(m));
+    monitors_.emplace(h.name, Observer(h.name, truth_, settings_));
   }
 }
 
@@ -124,27 +122,17 @@ void SimFleet::run_round() {
   for (const std::string& observer : hosts) {
     const auto mon = monitors_.find(observer);
     if (mon == monitors_.end() || !running(observer)) continue;
-    Monitor& m = mon->second;
+    Observer& m = mon->second;
     const Duration own = offset_of(observer);
-    RoundInput input;
-    input.paused = m.pauses.tick().has_value();
-    if (input.paused) {
-      // Nothing measured before the pause relates this clock to any other now.
-      for (auto& [peer, est] : m.peers) est.drop();
-      if (m.reference) m.reference->drop();
-    }
+    std::vector<PeerBurst> bursts;
     for (const std::string& peer : hosts) {
-      if (peer == observer) continue;
-      PeerEstimate& est = m.peers.try_emplace(peer, settings_.max_drift_ppm).first->second;
-      (void)est.add(burst(observer, own, peer, offset_of(peer), start));
-      const std::optional<Measurement> held = est.held_measurement();
-      input.peers.push_back({peer, est.held(), held ? held->delay : Duration::zero()});
+      if (peer != observer)
+        bursts.push_back({peer, burst(observer, own, peer, offset_of(peer), start)});
     }
-    if (m.reference) {
-      (void)m.reference->add(burst(observer, own, kReference, *reference_offset_, start));
-      input.reference = m.reference->held();
-    }
-    const std::vector<Judgement> judged = m.judge.round(input);
+    std::optional<Burst> reference;
+    if (reference_offset_) reference = burst(observer, own, kReference, *reference_offset_, start);
+    const ObserverRound r = m.round(bursts, reference);
+    const std::vector<Judgement>& judged = r.judgements;
     const Judgement& self = judged.front();
     for (const Judgement& j : judged) {
       if (j.outcome.action == Action::kVeto) ++vetoes_;
@@ -152,9 +140,9 @@ void SimFleet::run_round() {
     if (self.outcome.action == Action::kFence) {
       const FenceGrant grant = budget_.self_fence();
       if (grant == FenceGrant::kGranted) to_fence_self.push_back(observer);
-      fences_.push_back({observer, true, round_, truth_.wall_now(),
-                         explain(self, grant == FenceGrant::kDryRun ? "dry-run" : "self-fence",
-                                 input.reference)});
+      fences_.push_back(
+          {observer, true, round_, truth_.wall_now(),
+           explain(self, grant == FenceGrant::kDryRun ? "dry-run" : "self-fence", r.reference)});
       continue;
     }
     const bool lying = std::any_of(hosts_.begin(), hosts_.end(),
@@ -162,7 +150,7 @@ void SimFleet::run_round() {
     for (std::size_t i = 1; i < judged.size(); ++i) {
       const Judgement& j = judged[i];
       std::optional<VoteRecord> vote =
-          vote_against(j, self, input.reference, read(own, truth_.wall_now()), 1);
+          vote_against(j, self, r.reference, read(own, truth_.wall_now()), 1);
       if (lying) {
         // Claims to be healthy and finds every peer a second off.
         vote = VoteRecord{};

@@ -15,9 +15,7 @@
 
 #include "explanation.h"
 #include "fence_budget.h"
-#include "judge.h"
-#include "pause_detector.h"
-#include "peer_estimate.h"
+#include "observer.h"
 #include "settings.h"
 #include "snowid/testing/simulated_clock.h"
 #include "vote_record.h"
@@ -96,12 +94,6 @@ class SimFleet {
   const std::vector<BurstError>& burst_errors() const { return burst_errors_; }
 
  private:
-  struct Monitor {
-    std::map<std::string, PeerEstimate> peers;
-    std::optional<PeerEstimate> reference;
-    Judge judge;
-    PauseDetector pauses;
-  };
   Burst burst(const std::string& from, Duration from_offset, const std::string& to,
               Duration to_offset, WallTime start);
   std::optional<Duration> one_way(const std::string& into);
@@ -118,7 +110,7 @@ class SimFleet {
   std::mt19937_64 rng_;
   snowid::testing::SimulatedClock truth_;
   FenceBudget budget_;
-  std::map<std::string, Monitor> monitors_;
+  std::map<std::string, Observer> monitors_;
   // votes_[target][voter]
   std::map<std::string, std::map<std::string, VoteRecord>> votes_;
   std::set<std::string> fenced_;
