@@ -67,5 +67,31 @@ TEST(SkewSettings, SuspectOutsideAlertToFenceIsRefused) {
   EXPECT_NE(validate(s, LeaseTiming{}).message().find("skew suspect (60 ms)"), std::string::npos);
 }
 
+TEST(SkewSettings, VoteAgeObserversDriftAndWindowHaveBounds) {
+  auto refused = [](SkewSettings s, std::string_view names) {
+    const Status st = validate(s, LeaseTiming{});
+    EXPECT_EQ(st.code(), Code::kInvalidArgument);
+    EXPECT_NE(st.message().find(names), std::string::npos) << st.message();
+  };
+  SkewSettings s;
+  s.vote_max_age = 11s;  // longer than the 10 s lease: a dead voter's vote would outlive it
+  refused(s, "skew vote_max_age");
+  s = SkewSettings{};
+  s.max_observers = 0;
+  refused(s, "skew max_observers");
+  s = SkewSettings{};
+  s.max_drift_ppm = -1;
+  refused(s, "skew max_drift_ppm");
+  s = SkewSettings{};
+  s.fence_window = 0s;
+  refused(s, "skew fence_window");
+  s = SkewSettings{};
+  s.alert_max_uncertainty = 6ms;
+  refused(s, "skew alert_max_uncertainty (6 ms)");
+  s = SkewSettings{};
+  s.fence_max_uncertainty = 25500us;
+  refused(s, "skew fence_max_uncertainty (25.500 ms)");
+}
+
 }  // namespace
 }  // namespace snowid::skew
