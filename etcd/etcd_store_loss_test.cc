@@ -244,6 +244,14 @@ TEST_F(EtcdStoreLoss, AHolderThatSeesTheRevisionGoBackMakesLaterAcquirersWait) {
   const std::uint32_t host = since->generator().worker().host;
   std::this_thread::sleep_for(500ms);
   since.reset();
+  // The survivor can only notice the loss if it has seen the store past the
+  // backup: one renewal (a read and a write) after the other holder's writes.
+  // Without it, nothing this process saw was lost, and the test would race
+  // the renewal period against the time the backup and release take.
+  const std::uint64_t before_restore = survivor.generator().lease_stats().renewals;
+  ASSERT_TRUE(eventually(
+      [&] { return survivor.generator().lease_stats().renewals >= before_restore + 1; }, 10s))
+      << "the survivor did not renew after the backup";
 
   ASSERT_TRUE(etcd_->restart_on(0, backup).is_ok());
   const WallTime restored_at = system_clock().wall_now();

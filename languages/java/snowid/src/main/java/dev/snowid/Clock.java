@@ -3,9 +3,9 @@ package dev.snowid;
 import java.util.concurrent.locks.LockSupport;
 
 /**
- * The time sources a generator and a lease use, injected so that tests can step, stall and
- * reverse them. Wall time is Unix ms; monotonic time is ms from an arbitrary origin and never goes
- * back. Implementations must be thread-safe.
+ * The time sources a generator and a lease use, injected so that tests can step, stall and reverse
+ * them. Wall time is Unix ms; monotonic time is ms from an arbitrary origin and never goes back.
+ * Implementations must be thread-safe.
  */
 public interface Clock {
   /** Wall clock, Unix milliseconds. */

@@ -21,8 +21,8 @@ import java.util.function.LongSupplier;
 
 /**
  * The etcd worker-id registry of docs/protocol.md: the same keys, values and transactions as the
- * C++ registry, so that holders in every language honour each other's marks. Every write to a
- * mark is conditional on the holder key being the writer's own (or absent). Thread-safe.
+ * C++ registry, so that holders in every language honour each other's marks. Every write to a mark
+ * is conditional on the holder key being the writer's own (or absent). Thread-safe.
  */
 final class EtcdRegistry {
   /** A held worker id: its lease and the holder key's create revision (the proof it is ours). */
@@ -37,8 +37,10 @@ final class EtcdRegistry {
   private static final int GRANT_ATTEMPTS = 3;
   private static final long ABANDON_TIMEOUT_MS = 500;
   private static final long BROKEN_ROUND_PAUSE_MS = 100;
+
   /** docs/protocol.md section 10: a watch that showed no loss is rechecked after this long. */
   static final long WATCH_RECHECK_MS = 5000;
+
   private static final long MIN_IN_FLIGHT_MS = 8000;
   private static final SecureRandom RANDOM = new SecureRandom();
 
@@ -51,10 +53,17 @@ final class EtcdRegistry {
   private final LongSupplier nowMs;
   private volatile long maxStopAfterMs;
 
-  EtcdRegistry(List<String> endpoints, String prefix, String cluster, Layout layout,
-      long quarantineMs, long requestTimeoutMs, LongSupplier nowMs) {
+  EtcdRegistry(
+      List<String> endpoints,
+      EtcdAccess access,
+      String prefix,
+      String cluster,
+      Layout layout,
+      long quarantineMs,
+      long requestTimeoutMs,
+      LongSupplier nowMs) {
     this.keys = new Keys(prefix, cluster);
-    this.gateway = new EtcdGateway(endpoints, requestTimeoutMs);
+    this.gateway = new EtcdGateway(endpoints, requestTimeoutMs, access);
     this.layout = layout;
     this.quarantineMs = quarantineMs;
     this.requestTimeoutMs = requestTimeoutMs;
@@ -123,8 +132,8 @@ final class EtcdRegistry {
 
   private record TxnReply(boolean succeeded, long revision, List<KeyValue> ranges) {}
 
-  private TxnReply txn(List<Object> compares, List<Object> success, List<Object> failure,
-      long timeoutMs) {
+  private TxnReply txn(
+      List<Object> compares, List<Object> success, List<Object> failure, long timeoutMs) {
     Map<String, Object> body = new LinkedHashMap<>();
     body.put("compare", compares);
     body.put("success", success);
@@ -136,8 +145,10 @@ final class EtcdRegistry {
       List<Object> kvs = arr(obj(obj(r).get("response_range")).get("kvs"));
       ranges.add(kvs.isEmpty() ? null : EtcdGateway.kvOf(kvs.get(0)));
     }
-    return new TxnReply(Boolean.TRUE.equals(doc.get("succeeded")),
-        EtcdGateway.headerOf(doc.get("header")).revision(), ranges);
+    return new TxnReply(
+        Boolean.TRUE.equals(doc.get("succeeded")),
+        EtcdGateway.headerOf(doc.get("header")).revision(),
+        ranges);
   }
 
   private TxnReply txn(List<Object> compares, List<Object> success, List<Object> failure) {
@@ -173,10 +184,18 @@ final class EtcdRegistry {
   }
 
   /**
-   * One read of the store record, its answer ignored: loads and connects the HTTP client before
-   * an acquire starts its stop deadline, which a cold JVM on a loaded machine can otherwise spend.
+   * One read of the store record, its answer ignored: loads and connects the HTTP client before an
+   * acquire starts its stop deadline, which a cold JVM on a loaded machine can otherwise spend.
    */
+  /** Authenticates (a refused user is thrown) and opens a connection. */
   void warmUp() {
+    try {
+      gateway.authenticate();
+    } catch (SnowidException e) {
+      if (!e.isRetryable()) {
+        throw e;
+      }
+    }
     try {
       get(keys.store);
     } catch (RuntimeException e) {
@@ -220,14 +239,18 @@ final class EtcdRegistry {
         throw e;
       }
       long now = nowMs.getAsLong();
-      Long highWater = why != null
-          ? EtcdValues.later(old == null ? null : old.highWaterMs(), now + inFlightMs)
-          : old == null ? null : old.highWaterMs();
+      Long highWater =
+          why != null
+              ? EtcdValues.later(old == null ? null : old.highWaterMs(), now + inFlightMs)
+              : old == null ? null : old.highWaterMs();
       StoreRecord next = new StoreRecord(incarnation(), highWater, why != null ? why : reason, now);
       TxnReply reply;
       try {
-        reply = txn(List.of(cmp(key, "MOD", kv == null ? 0 : kv.modRevision())),
-            List.of(put(key, EtcdValues.encodeStore(next), null)), List.of());
+        reply =
+            txn(
+                List.of(cmp(key, "MOD", kv == null ? 0 : kv.modRevision())),
+                List.of(put(key, EtcdValues.encodeStore(next), null)),
+                List.of());
       } catch (RuntimeException e) {
         if (why != null) {
           history.setPending(why);
@@ -248,10 +271,13 @@ final class EtcdRegistry {
   /** Declares a namespace that has never issued an id new; ALREADY_EXISTS when it has a record. */
   void initializeNamespace() {
     String key = keys.store;
-    StoreRecord r = new StoreRecord(incarnation(), null, "initialized as a new namespace",
-        nowMs.getAsLong());
-    TxnReply reply = txn(List.of(cmp(key, "CREATE", 0)),
-        List.of(put(key, EtcdValues.encodeStore(r), null)), List.of());
+    StoreRecord r =
+        new StoreRecord(incarnation(), null, "initialized as a new namespace", nowMs.getAsLong());
+    TxnReply reply =
+        txn(
+            List.of(cmp(key, "CREATE", 0)),
+            List.of(put(key, EtcdValues.encodeStore(r), null)),
+            List.of());
     if (!reply.succeeded()) {
       throw new SnowidException(Code.ALREADY_EXISTS, key + " already has a store record");
     }
@@ -261,16 +287,17 @@ final class EtcdRegistry {
   // --- acquire (section 5) -----------------------------------------------------------------
 
   /** Grants a lease and takes a free worker id in one transaction. */
-  Grant acquire(long region, Long host, long ttlSeconds, long stopAfterMs, long highWaterMs,
-      Holder holder) {
+  Grant acquire(
+      long region, Long host, long ttlSeconds, long stopAfterMs, long highWaterMs, Holder holder) {
     layout.checkWorker(region, host == null ? 0 : host);
     // A grant whose reply was lost only leaves a lease that expires by itself: retried a few
     // times, since the first request of a cold JVM on a loaded machine can outlast the timeout.
     Map<String, Object> granted = null;
     for (int attempt = 1; granted == null; attempt++) {
       try {
-        granted = gateway.call("/v3/lease/grant", Map.of("TTL", Long.toString(ttlSeconds)),
-            requestTimeoutMs);
+        granted =
+            gateway.call(
+                "/v3/lease/grant", Map.of("TTL", Long.toString(ttlSeconds)), requestTimeoutMs);
       } catch (SnowidException e) {
         if (e.code() != Code.UNAVAILABLE || attempt >= GRANT_ATTEMPTS) {
           throw e;
@@ -281,7 +308,8 @@ final class EtcdRegistry {
     long ttl = EtcdGateway.integer(granted.get("TTL"));
     if (ttl < ttlSeconds) {
       revokeQuietly(lease);
-      throw new SnowidException(Code.FAILED_PRECONDITION,
+      throw new SnowidException(
+          Code.FAILED_PRECONDITION,
           "etcd granted a " + ttl + " s lease instead of " + ttlSeconds + " s");
     }
     try {
@@ -295,11 +323,11 @@ final class EtcdRegistry {
 
   private record Slot(KeyValue holder, KeyValue mark) {}
 
-  private Grant tryAcquire(long region, Long pinned, long stopAfterMs, long highWaterMs,
-      Holder h, long lease) {
+  private Grant tryAcquire(
+      long region, Long pinned, long stopAfterMs, long highWaterMs, Holder h, long lease) {
     String regionKey = keys.region(region);
-    String holderValue = EtcdValues.encodeHolder(
-        new Holder(h.host(), h.pid(), h.startedMs(), h.address(), lease));
+    String holderValue =
+        EtcdValues.encodeHolder(new Holder(h.host(), h.pid(), h.startedMs(), h.address(), lease));
     Long pendingHost = null;
     Long pendingPrevious = null;
     maxStopAfterMs = Math.max(maxStopAfterMs, stopAfterMs);
@@ -314,10 +342,14 @@ final class EtcdRegistry {
         }
         Long previous = pendingPrevious;
         if (pendingHost == null || pendingHost != p.host()) {
-          previous = EtcdValues.decodeMark(markText(get(keys.mark(p.region(), p.host()))))
-              .highWaterMs();
+          previous =
+              EtcdValues.decodeMark(markText(get(keys.mark(p.region(), p.host())))).highWaterMs();
         }
-        return new Grant(region, p.host(), lease, kv.createRevision(),
+        return new Grant(
+            region,
+            p.host(),
+            lease,
+            kv.createRevision(),
             EtcdValues.later(previous, storeHighWater));
       }
       Map<Long, Slot> slots = new HashMap<>();
@@ -338,15 +370,17 @@ final class EtcdRegistry {
       long seen = slot.mark() == null ? 0 : slot.mark().modRevision();
       TxnReply reply;
       try {
-        reply = txn(
-            List.of(cmp(holderKey, "CREATE", 0), cmp(markKey, "MOD", seen)),
-            List.of(put(holderKey, holderValue, lease),
-                put(markKey, EtcdValues.encodeMark(newMark), null)),
-            List.of(rangeOp(holderKey)));
+        reply =
+            txn(
+                List.of(cmp(holderKey, "CREATE", 0), cmp(markKey, "MOD", seen)),
+                List.of(
+                    put(holderKey, holderValue, lease),
+                    put(markKey, EtcdValues.encodeMark(newMark), null)),
+                List.of(rangeOp(holderKey)));
       } catch (SnowidException e) {
         if (e.code() == Code.NOT_FOUND) {
-          throw new SnowidException(Code.UNAVAILABLE,
-              "the lease expired while acquiring: " + e.getMessage(), 100);
+          throw new SnowidException(
+              Code.UNAVAILABLE, "the lease expired while acquiring: " + e.getMessage(), 100);
         }
         if (e.code() != Code.UNAVAILABLE) {
           throw e;
@@ -356,11 +390,22 @@ final class EtcdRegistry {
         try {
           holder = get(holderKey);
         } catch (RuntimeException e2) {
-          throw new SnowidException(Code.UNAVAILABLE, "acquiring " + region + "/" + host
-              + ": the outcome is unknown and could not be checked: " + e.getMessage(), 100);
+          throw new SnowidException(
+              Code.UNAVAILABLE,
+              "acquiring "
+                  + region
+                  + "/"
+                  + host
+                  + ": the outcome is unknown and could not be checked: "
+                  + e.getMessage(),
+              100);
         }
         if (holder != null && holder.lease() == lease) {
-          return new Grant(region, host, lease, holder.createRevision(),
+          return new Grant(
+              region,
+              host,
+              lease,
+              holder.createRevision(),
               EtcdValues.later(oldMark.highWaterMs(), storeHighWater));
         }
         // Not applied (yet): the same id again, so a late arrival cannot leave two on our lease.
@@ -369,60 +414,71 @@ final class EtcdRegistry {
         continue;
       }
       if (reply.succeeded()) {
-        return new Grant(region, host, lease, reply.revision(),
+        return new Grant(
+            region,
+            host,
+            lease,
+            reply.revision(),
             EtcdValues.later(oldMark.highWaterMs(), storeHighWater));
       }
       KeyValue holder = reply.ranges().isEmpty() ? null : reply.ranges().get(0);
       if (holder != null && holder.lease() == lease) {
-        Long prev = pendingHost != null && pendingHost == host ? pendingPrevious
-            : oldMark.highWaterMs();
-        return new Grant(region, host, lease, holder.createRevision(),
-            EtcdValues.later(prev, storeHighWater));
+        Long prev =
+            pendingHost != null && pendingHost == host ? pendingPrevious : oldMark.highWaterMs();
+        return new Grant(
+            region, host, lease, holder.createRevision(), EtcdValues.later(prev, storeHighWater));
       }
       if (pendingHost != null && pendingHost == host && holder != null) {
         pendingHost = null;
         pendingPrevious = null;
       }
     }
-    throw new SnowidException(Code.UNAVAILABLE, "no worker id in region " + region + " after "
-        + ACQUIRE_ROUNDS + " rounds: too many concurrent acquirers", 100);
+    throw new SnowidException(
+        Code.UNAVAILABLE,
+        "no worker id in region "
+            + region
+            + " after "
+            + ACQUIRE_ROUNDS
+            + " rounds: too many concurrent acquirers",
+        100);
   }
 
   private long choose(long region, Long pinned, Map<Long, Slot> slots, Long prefer) {
     long now = nowMs.getAsLong();
     int[] counts = new int[3];
     Long[] nextFree = new Long[1];
-    java.util.function.Function<Slot, String> refusal = slot -> {
-      if (slot.holder() != null) {
-        counts[0]++;
-        try {
-          Holder h = EtcdValues.decodeHolder(slot.holder().value());
-          return "held by " + h.host() + " (pid " + h.pid() + ")";
-        } catch (SnowidException e) {
-          return "held by an unreadable holder";
-        }
-      }
-      Mark mark;
-      try {
-        mark = EtcdValues.decodeMark(markText(slot.mark()));
-      } catch (SnowidException e) {
-        counts[2]++;
-        return "its mark is unreadable: " + e.getMessage();
-      }
-      if (EtcdValues.eligible(false, mark, now, quarantineMs)) {
-        return null;
-      }
-      long from = EtcdValues.freeFromMs(mark, quarantineMs);
-      counts[1]++;
-      nextFree[0] = nextFree[0] == null ? from : Math.min(nextFree[0], from);
-      return "quarantined until " + Layout.formatInstant(from);
-    };
+    java.util.function.Function<Slot, String> refusal =
+        slot -> {
+          if (slot.holder() != null) {
+            counts[0]++;
+            try {
+              Holder h = EtcdValues.decodeHolder(slot.holder().value());
+              return "held by " + h.host() + " (pid " + h.pid() + ")";
+            } catch (SnowidException e) {
+              return "held by an unreadable holder";
+            }
+          }
+          Mark mark;
+          try {
+            mark = EtcdValues.decodeMark(markText(slot.mark()));
+          } catch (SnowidException e) {
+            counts[2]++;
+            return "its mark is unreadable: " + e.getMessage();
+          }
+          if (EtcdValues.eligible(false, mark, now, quarantineMs)) {
+            return null;
+          }
+          long from = EtcdValues.freeFromMs(mark, quarantineMs);
+          counts[1]++;
+          nextFree[0] = nextFree[0] == null ? from : Math.min(nextFree[0], from);
+          return "quarantined until " + Layout.formatInstant(from);
+        };
     Slot none = new Slot(null, null);
     if (pinned != null) {
       String why = refusal.apply(slots.getOrDefault(pinned, none));
       if (why != null) {
-        throw new SnowidException(Code.RESOURCE_EXHAUSTED,
-            "worker " + region + "/" + pinned + " is " + why);
+        throw new SnowidException(
+            Code.RESOURCE_EXHAUSTED, "worker " + region + "/" + pinned + " is " + why);
       }
       return pinned;
     }
@@ -433,11 +489,22 @@ final class EtcdRegistry {
       }
     }
     if (free.isEmpty()) {
-      throw new SnowidException(Code.RESOURCE_EXHAUSTED, "no free worker id in region " + region
-          + ": all " + layout.workersPerRegion() + " are taken (" + counts[0] + " held, "
-          + counts[1] + " quarantined" + (counts[2] > 0 ? ", " + counts[2]
-          + " with unreadable marks" : "") + ")" + (nextFree[0] != null
-          ? "; the next leaves quarantine at " + Layout.formatInstant(nextFree[0]) : ""));
+      throw new SnowidException(
+          Code.RESOURCE_EXHAUSTED,
+          "no free worker id in region "
+              + region
+              + ": all "
+              + layout.workersPerRegion()
+              + " are taken ("
+              + counts[0]
+              + " held, "
+              + counts[1]
+              + " quarantined"
+              + (counts[2] > 0 ? ", " + counts[2] + " with unreadable marks" : "")
+              + ")"
+              + (nextFree[0] != null
+                  ? "; the next leaves quarantine at " + Layout.formatInstant(nextFree[0])
+                  : ""));
     }
     if (prefer != null && free.contains(prefer)) {
       return prefer;
@@ -450,24 +517,27 @@ final class EtcdRegistry {
   /** Keepalive, then the new mark guarded by our holder key. LEASE_LOST when the lease is gone. */
   void renew(Grant g, long highWaterMs, long timeLeftMs) {
     if (timeLeftMs <= 0) {
-      throw new SnowidException(Code.UNAVAILABLE,
-          "no time left to renew worker " + g.region() + "/" + g.host(), 100);
+      throw new SnowidException(
+          Code.UNAVAILABLE, "no time left to renew worker " + g.region() + "/" + g.host(), 100);
     }
     long started = System.nanoTime();
     LongSupplier left = () -> Math.max(1, timeLeftMs - (System.nanoTime() - started) / 1_000_000);
     Map<String, Object> doc;
     try {
-      doc = gateway.call("/v3/lease/keepalive", Map.of("ID", Long.toString(g.lease())),
-          left.getAsLong());
+      doc =
+          gateway.call(
+              "/v3/lease/keepalive", Map.of("ID", Long.toString(g.lease())), left.getAsLong());
     } catch (SnowidException e) {
       if (e.code() == Code.NOT_FOUND) {
-        throw new SnowidException(Code.LEASE_LOST,
+        throw new SnowidException(
+            Code.LEASE_LOST,
             "lease of worker " + g.region() + "/" + g.host() + " is gone: " + e.getMessage());
       }
       throw e;
     }
     if (EtcdGateway.integer(obj(doc.get("result")).get("TTL")) <= 0) {
-      throw new SnowidException(Code.LEASE_LOST,
+      throw new SnowidException(
+          Code.LEASE_LOST,
           "lease of worker " + g.region() + "/" + g.host() + " was revoked or expired");
     }
     String holderKey = keys.holder(g.region(), g.host());
@@ -484,11 +554,14 @@ final class EtcdRegistry {
     for (int round = 0; round < MARK_ROUNDS; round++) {
       Mark old = EtcdValues.decodeMark(markText(mark));
       Mark next = old.withHighWater(EtcdValues.later(old.highWaterMs(), highWaterMs));
-      TxnReply reply = txn(
-          List.of(cmp(holderKey, "CREATE", g.createRevision()),
-              cmp(markKey, "MOD", mark == null ? 0 : mark.modRevision())),
-          List.of(put(markKey, EtcdValues.encodeMark(next), null)),
-          List.of(rangeOp(holderKey), rangeOp(markKey)), left.getAsLong());
+      TxnReply reply =
+          txn(
+              List.of(
+                  cmp(holderKey, "CREATE", g.createRevision()),
+                  cmp(markKey, "MOD", mark == null ? 0 : mark.modRevision())),
+              List.of(put(markKey, EtcdValues.encodeMark(next), null)),
+              List.of(rangeOp(holderKey), rangeOp(markKey)),
+              left.getAsLong());
       if (reply.succeeded()) {
         history.storedMark(g.key(), next.highWaterMs());
         if (history.hasPending()) {
@@ -502,13 +575,16 @@ final class EtcdRegistry {
       }
       KeyValue holder = reply.ranges().get(0);
       if (holder == null || holder.createRevision() != g.createRevision()) {
-        throw new SnowidException(Code.LEASE_LOST,
+        throw new SnowidException(
+            Code.LEASE_LOST,
             "worker " + g.region() + "/" + g.host() + " is no longer held by this lease");
       }
       mark = reply.ranges().get(1);
     }
-    throw new SnowidException(Code.UNAVAILABLE,
-        "the mark of worker " + g.region() + "/" + g.host() + " kept changing", 100);
+    throw new SnowidException(
+        Code.UNAVAILABLE,
+        "the mark of worker " + g.region() + "/" + g.host() + " kept changing",
+        100);
   }
 
   // --- release and abandon (section 11) ----------------------------------------------------
@@ -525,8 +601,11 @@ final class EtcdRegistry {
     KeyValue mark = get(markKey);
     List<String> sent = new ArrayList<>();
     boolean retried = false;
-    SnowidException result = new SnowidException(Code.UNAVAILABLE,
-        "the mark of worker " + g.region() + "/" + g.host() + " kept changing", 100);
+    SnowidException result =
+        new SnowidException(
+            Code.UNAVAILABLE,
+            "the mark of worker " + g.region() + "/" + g.host() + " kept changing",
+            100);
     for (int round = 0; round < MARK_ROUNDS; round++) {
       Mark old = EtcdValues.decodeMark(markText(mark));
       long hw = EtcdValues.later(g.previousHighWaterMs(), lastIssuedMs);
@@ -534,11 +613,13 @@ final class EtcdRegistry {
       sent.add(value);
       TxnReply reply;
       try {
-        reply = txn(
-            List.of(cmp(holderKey, "CREATE", g.createRevision()),
-                cmp(markKey, "MOD", mark == null ? 0 : mark.modRevision())),
-            List.of(put(markKey, value, null), deleteOp(holderKey)),
-            List.of(rangeOp(holderKey), rangeOp(markKey)));
+        reply =
+            txn(
+                List.of(
+                    cmp(holderKey, "CREATE", g.createRevision()),
+                    cmp(markKey, "MOD", mark == null ? 0 : mark.modRevision())),
+                List.of(put(markKey, value, null), deleteOp(holderKey)),
+                List.of(rangeOp(holderKey), rangeOp(markKey)));
       } catch (SnowidException e) {
         if (e.code() != Code.UNAVAILABLE || retried) {
           throw e;
@@ -558,9 +639,12 @@ final class EtcdRegistry {
       KeyValue holder = reply.ranges().get(0);
       KeyValue now = reply.ranges().get(1);
       if (holder == null || holder.createRevision() != g.createRevision()) {
-        result = now != null && sent.contains(now.value()) ? null
-            : new SnowidException(Code.LEASE_LOST,
-                "worker " + g.region() + "/" + g.host() + " was no longer held by this lease");
+        result =
+            now != null && sent.contains(now.value())
+                ? null
+                : new SnowidException(
+                    Code.LEASE_LOST,
+                    "worker " + g.region() + "/" + g.host() + " was no longer held by this lease");
         break;
       }
       mark = now;
@@ -586,10 +670,10 @@ final class EtcdRegistry {
   // --- watch (section 10) ------------------------------------------------------------------
 
   /**
-   * Watches the holder key from its create revision + 1: true once it is deleted or replaced,
-   * false when {@code stopped} turns true. A stream that ran {@link #WATCH_RECHECK_MS} without a
-   * loss, or was compacted, is followed by a linearizable read of the key; broken streams move
-   * on to the next member, pausing after a whole round of them.
+   * Watches the holder key from its create revision + 1: true once it is deleted or replaced, false
+   * when {@code stopped} turns true. A stream that ran {@link #WATCH_RECHECK_MS} without a loss, or
+   * was compacted, is followed by a linearizable read of the key; broken streams move on to the
+   * next member, pausing after a whole round of them.
    */
   boolean waitLost(Grant g, BooleanSupplier stopped) throws InterruptedException {
     String holderKey = keys.holder(g.region(), g.host());
@@ -604,30 +688,37 @@ final class EtcdRegistry {
       Map<String, Object> create = new LinkedHashMap<>();
       create.put("key", b64(holderKey));
       create.put("start_revision", Long.toString(nextRevision[0]));
-      EtcdGateway.StreamEnd how = gateway.stream(endpoint, "/v3/watch",
-          Map.of("create_request", create), doc -> {
-            if (doc.get("error") != null) {
-              return false;
-            }
-            Map<String, Object> r = obj(doc.get("result"));
-            if (Boolean.TRUE.equals(r.get("canceled"))) {
-              if (EtcdGateway.integer(r.get("compact_revision")) > 0) {
-                recheck[0] = true;
-              }
-              return false;
-            }
-            watching[0] = true;
-            for (Object ev : arr(r.get("events"))) {
-              KeyValue kv = EtcdGateway.kvOf(obj(ev).get("kv"));
-              nextRevision[0] = Math.max(nextRevision[0], kv.modRevision() + 1);
-              if ("DELETE".equals(obj(ev).get("type")) || kv.createRevision() != g.createRevision()
-                  || kv.lease() != g.lease()) {
-                lost[0] = true;
-                return false;
-              }
-            }
-            return true;
-          }, stopped, WATCH_RECHECK_MS);
+      EtcdGateway.StreamEnd how =
+          gateway.stream(
+              endpoint,
+              "/v3/watch",
+              Map.of("create_request", create),
+              doc -> {
+                if (doc.get("error") != null) {
+                  return false;
+                }
+                Map<String, Object> r = obj(doc.get("result"));
+                if (Boolean.TRUE.equals(r.get("canceled"))) {
+                  if (EtcdGateway.integer(r.get("compact_revision")) > 0) {
+                    recheck[0] = true;
+                  }
+                  return false;
+                }
+                watching[0] = true;
+                for (Object ev : arr(r.get("events"))) {
+                  KeyValue kv = EtcdGateway.kvOf(obj(ev).get("kv"));
+                  nextRevision[0] = Math.max(nextRevision[0], kv.modRevision() + 1);
+                  if ("DELETE".equals(obj(ev).get("type"))
+                      || kv.createRevision() != g.createRevision()
+                      || kv.lease() != g.lease()) {
+                    lost[0] = true;
+                    return false;
+                  }
+                }
+                return true;
+              },
+              stopped,
+              WATCH_RECHECK_MS);
       if (lost[0]) {
         return true;
       }
@@ -639,12 +730,12 @@ final class EtcdRegistry {
       }
       if (recheck[0] || how == EtcdGateway.StreamEnd.EXPIRED) {
         try {
-          Map<String, Object> doc = gateway.call("/v3/kv/range", Map.of("key", b64(holderKey)),
-              requestTimeoutMs);
+          Map<String, Object> doc =
+              gateway.call("/v3/kv/range", Map.of("key", b64(holderKey)), requestTimeoutMs);
           observe(doc.get("header"));
           List<Object> kvs = arr(doc.get("kvs"));
-          if (kvs.isEmpty() || EtcdGateway.kvOf(kvs.get(0)).createRevision()
-              != g.createRevision()) {
+          if (kvs.isEmpty()
+              || EtcdGateway.kvOf(kvs.get(0)).createRevision() != g.createRevision()) {
             return true;
           }
           nextRevision[0] = EtcdGateway.headerOf(doc.get("header")).revision() + 1;

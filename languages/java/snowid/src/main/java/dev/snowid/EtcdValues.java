@@ -228,7 +228,10 @@ public final class EtcdValues {
     }
     Long written = ms("store", doc, "written_ms");
     return new StoreRecord(
-        i, ms("store", doc, "high_water_ms"), str("store", doc, "reason"), written == null ? 0 : written);
+        i,
+        ms("store", doc, "high_water_ms"),
+        str("store", doc, "reason"),
+        written == null ? 0 : written);
   }
 
   /** The keys of a namespace (section 2). */
@@ -334,5 +337,4 @@ public final class EtcdValues {
     Long mark = later(previousHighWaterMs, storeHighWaterMs);
     return mark == null ? null : mark + Math.max(skewMs, 1);
   }
-
 }

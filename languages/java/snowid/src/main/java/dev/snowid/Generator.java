@@ -12,13 +12,13 @@ import java.util.function.Consumer;
  *
  * <p>The whole mutable state of the hot path is one {@link AtomicLong}: {@code (last tick <<
  * sequence bits) | last sequence}; bit 63 means stopped. A call loads the word, reads the clock
- * (after the load, so the reading is never older than the state it is compared with), decides,
- * and publishes with one {@code compareAndSet}. Counters, the fence file and the health are
- * touched only on slow paths.
+ * (after the load, so the reading is never older than the state it is compared with), decides, and
+ * publishes with one {@code compareAndSet}. Counters, the fence file and the health are touched
+ * only on slow paths.
  *
  * <p>{@link #nextId()} and {@link #reserve(int)} wait out a used-up tick or a small clock step,
- * within {@code maxWaitMs}; {@link #tryNextId()} and {@link #tryReserve(int)} never wait. A
- * refusal is a {@link SnowidException}.
+ * within {@code maxWaitMs}; {@link #tryNextId()} and {@link #tryReserve(int)} never wait. A refusal
+ * is a {@link SnowidException}.
  */
 public final class Generator implements AutoCloseable {
   private static final long STOPPED = Long.MIN_VALUE;
@@ -345,8 +345,8 @@ public final class Generator implements AutoCloseable {
   }
 
   /**
-   * Stops issuing for good and records the exact last tick as the fence, so that a restart waits
-   * no longer than needed. Later calls answer FAILED_PRECONDITION (UNHEALTHY after a refusal).
+   * Stops issuing for good and records the exact last tick as the fence, so that a restart waits no
+   * longer than needed. Later calls answer FAILED_PRECONDITION (UNHEALTHY after a refusal).
    * Idempotent.
    */
   @Override
@@ -602,8 +602,7 @@ public final class Generator implements AutoCloseable {
         if (behind) {
           // Until this process issues past the restored fence, the allowance is the one the
           // constructor checked; afterwards, maxBackwardMs.
-          long limit =
-              (last > restartFloor ? backwardTicks : restartBackwardTicks) + borrowTicks;
+          long limit = (last > restartFloor ? backwardTicks : restartBackwardTicks) + borrowTicks;
           if (last - now > limit) {
             if (!reread) {
               // A stale reading is not a backward step: load the state and read the clock again.

@@ -14,8 +14,8 @@ public final class Ids {
   }
 
   /**
-   * Reads an id strictly: 1 to 20 ASCII digits and nothing else (INVALID_ARGUMENT), at most 2^64
-   * - 1 (OUT_OF_RANGE). Leading zeros are read.
+   * Reads an id strictly: 1 to 20 ASCII digits and nothing else (INVALID_ARGUMENT), at most 2^64 -
+   * 1 (OUT_OF_RANGE). Leading zeros are read.
    */
   public static long parse(CharSequence text) {
     if (text == null) {
@@ -23,16 +23,14 @@ public final class Ids {
     }
     int n = text.length();
     if (n < 1 || n > 20) {
-      throw SnowidException.invalid(
-          "id text must be 1 to 20 ASCII digits, not " + quote(text));
+      throw SnowidException.invalid("id text must be 1 to 20 ASCII digits, not " + quote(text));
     }
     long v = 0;
     boolean over = false;
     for (int i = 0; i < n; i++) {
       char c = text.charAt(i);
       if (c < '0' || c > '9') {
-        throw SnowidException.invalid(
-            "id text must be 1 to 20 ASCII digits, not " + quote(text));
+        throw SnowidException.invalid("id text must be 1 to 20 ASCII digits, not " + quote(text));
       }
       int d = c - '0';
       // v * 10 + d overflows 64 unsigned bits when v > (2^64 - 1 - d) / 10.

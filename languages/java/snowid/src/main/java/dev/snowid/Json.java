@@ -11,9 +11,9 @@ import java.util.Map;
  * and the driver protocol; the JDK has none.
  *
  * <p>Reading gives {@code Map<String,Object>} (in text order), {@code List<Object>}, {@code
- * String}, {@code Boolean}, {@code null}, and numbers: {@code Long} for an integer (no fraction,
- * no exponent) that fits, {@code BigInteger} for a larger one, {@code Double} for any other.
- * Malformed text, a duplicate member or trailing bytes throw {@link JsonException}.
+ * String}, {@code Boolean}, {@code null}, and numbers: {@code Long} for an integer (no fraction, no
+ * exponent) that fits, {@code BigInteger} for a larger one, {@code Double} for any other. Malformed
+ * text, a duplicate member or trailing bytes throw {@link JsonException}.
  */
 public final class Json {
   private Json() {}
@@ -50,7 +50,9 @@ public final class Json {
       sb.append("null");
     } else if (v instanceof String s) {
       writeString(sb, s);
-    } else if (v instanceof Boolean || v instanceof Long || v instanceof Integer
+    } else if (v instanceof Boolean
+        || v instanceof Long
+        || v instanceof Integer
         || v instanceof BigInteger) {
       sb.append(v);
     } else if (v instanceof Double d) {

@@ -16,9 +16,9 @@ import java.util.Set;
 import java.util.regex.Pattern;
 
 /**
- * A bit layout (docs/id-format.md sections 1-6 and 9): validation, compose and decode, time
- * bounds. Ids are unsigned 64-bit values held in a {@code long}; tick counts and Unix
- * milliseconds are signed {@code long}s. Immutable and thread-safe.
+ * A bit layout (docs/id-format.md sections 1-6 and 9): validation, compose and decode, time bounds.
+ * Ids are unsigned 64-bit values held in a {@code long}; tick counts and Unix milliseconds are
+ * signed {@code long}s. Immutable and thread-safe.
  */
 public final class Layout {
   /** The last millisecond that signed 64-bit nanoseconds since 1970 can hold. */
@@ -46,8 +46,8 @@ public final class Layout {
   private final boolean hasOther;
 
   /**
-   * Validates a layout by the rules of docs/id-format.md section 5, in their order; any broken
-   * rule is INVALID_ARGUMENT. Field shifts in {@code specs} are ignored.
+   * Validates a layout by the rules of docs/id-format.md section 5, in their order; any broken rule
+   * is INVALID_ARGUMENT. Field shifts in {@code specs} are ignored.
    */
   public Layout(String name, long epochMs, int unitMs, boolean decodeOnly, List<Field> specs) {
     if (unitMs != 1 && unitMs != 10) {
@@ -112,7 +112,11 @@ public final class Layout {
       // A limit of this library, not of the format: capacities are plain longs here.
       if (f.role() != Role.OTHER && f.role() != Role.TIME && f.width() > 62) {
         throw SnowidException.invalid(
-            "field " + f.name() + ": a " + f.role().wireName() + " field wider than 62 bits is not"
+            "field "
+                + f.name()
+                + ": a "
+                + f.role().wireName()
+                + " field wider than 62 bits is not"
                 + " supported");
       }
     }
@@ -344,8 +348,8 @@ public final class Layout {
   public record Check(String outcome, double yearsRemaining, String warning) {}
 
   /**
-   * The checks against the current time of section 5: an epoch in the future is INVALID_ARGUMENT,
-   * a reached end of life OUT_OF_RANGE; fewer than 10 years left is a warning.
+   * The checks against the current time of section 5: an epoch in the future is INVALID_ARGUMENT, a
+   * reached end of life OUT_OF_RANGE; fewer than 10 years left is a warning.
    */
   public Check check(long nowMs) {
     if (epochMs > nowMs) {
@@ -379,12 +383,7 @@ public final class Layout {
     }
     if (host < 0 || host >= workersPerRegion()) {
       throw SnowidException.invalid(
-          "host must be 0.."
-              + (workersPerRegion() - 1)
-              + " (layout "
-              + name
-              + "), not "
-              + host);
+          "host must be 0.." + (workersPerRegion() - 1) + " (layout " + name + "), not " + host);
     }
   }
 

@@ -2,9 +2,9 @@ package dev.snowid;
 
 /**
  * The hot-path view of a worker-id lease, written by the lease keeper and read by a generator
- * before every claim: the monotonic clock must be before the stop deadline, and the id's time at
- * or before the high-water mark already stored in the registry. Thread-safe; neither bound ever
- * moves back, and a lost guard stays lost.
+ * before every claim: the monotonic clock must be before the stop deadline, and the id's time at or
+ * before the high-water mark already stored in the registry. Thread-safe; neither bound ever moves
+ * back, and a lost guard stays lost.
  */
 public final class LeaseGuard {
   private volatile long deadlineMono = Long.MIN_VALUE;

@@ -15,8 +15,8 @@ import java.util.regex.Pattern;
  * A generator on a worker id leased from etcd (docs/protocol.md): acquire, renew every {@code
  * renewEveryMs} (at once when the wall clock has used up the mark), stop issuing {@code
  * stopAfterMs} after the send time of the last renewal that succeeded, call the lease lost a TTL
- * after it or when the watch sees the holder key go, then take a fresh id whose ids continue
- * above the last one this process issued.
+ * after it or when the watch sees the holder key go, then take a fresh id whose ids continue above
+ * the last one this process issued.
  *
  * <p>Renewal and watch run on daemon threads: an open LeasedGenerator never keeps the JVM alive.
  * {@link #close()} releases the id cleanly and is idempotent. Safe to share between threads.
@@ -76,6 +76,11 @@ public final class LeasedGenerator implements AutoCloseable {
     private String prefix = "/snowid";
     private String cluster = "default";
     private long requestTimeoutMs = 2000;
+    private Path caFile;
+    private Path certFile;
+    private Path keyFile;
+    private String user;
+    private String password;
     private long region;
     private Long host;
     private Layout layout = Presets.SNOWID;
@@ -116,6 +121,40 @@ public final class LeasedGenerator implements AutoCloseable {
     public Builder cluster(String v) {
       cluster = v;
       return this;
+    }
+
+    /**
+     * The PEM CA bundle that https endpoints are checked against (their certificate must name the
+     * endpoint's host). Default: the JVM's trust store.
+     */
+    public Builder caFile(Path v) {
+      caFile = v;
+      return this;
+    }
+
+    /**
+     * A PEM client certificate (chain) and its unencrypted PKCS#8 PEM key ({@code BEGIN PRIVATE
+     * KEY}), for members started with {@code --client-cert-auth}; a null key: the certificate file
+     * holds it.
+     */
+    public Builder clientCertificate(Path certFile, Path keyFile) {
+      this.certFile = certFile;
+      this.keyFile = keyFile;
+      return this;
+    }
+
+    /**
+     * An etcd user: a token from {@code /v3/auth/authenticate} goes with every request, and is
+     * replaced when etcd says it expired. A refused user is INVALID_ARGUMENT from {@code build()}.
+     */
+    public Builder user(String name, String password) {
+      this.user = name;
+      this.password = password;
+      return this;
+    }
+
+    EtcdAccess access() {
+      return new EtcdAccess(caFile, certFile, keyFile, user, password);
     }
 
     /** 1 ms to 1 minute; default 2000. */
@@ -228,8 +267,10 @@ public final class LeasedGenerator implements AutoCloseable {
   }
 
   /**
-   * A builder configured by the tools' variables: SNOWID_ETCD_ENDPOINTS (or SNOWID_ETCD),
-   * SNOWID_ETCD_PREFIX, SNOWID_ETCD_CLUSTER, SNOWID_REGION, SNOWID_HOST ({@code any} or a number).
+   * A builder configured by the tools' variables (docs/protocol.md section 4):
+   * SNOWID_ETCD_ENDPOINTS (or SNOWID_ETCD), SNOWID_ETCD_PREFIX, SNOWID_ETCD_CLUSTER, the TLS files
+   * SNOWID_ETCD_CA, SNOWID_ETCD_CERT and SNOWID_ETCD_KEY, SNOWID_ETCD_USER and
+   * SNOWID_ETCD_PASSWORD, SNOWID_REGION, SNOWID_HOST ({@code any} or a number).
    */
   public static Builder fromEnv(Map<String, String> env) {
     Builder b = builder();
@@ -250,6 +291,26 @@ public final class LeasedGenerator implements AutoCloseable {
     if (env.get("SNOWID_ETCD_CLUSTER") != null) {
       b.cluster(env.get("SNOWID_ETCD_CLUSTER"));
     }
+    String ca = nonEmpty(env, "SNOWID_ETCD_CA");
+    String cert = nonEmpty(env, "SNOWID_ETCD_CERT");
+    String key = nonEmpty(env, "SNOWID_ETCD_KEY");
+    if (ca != null) {
+      b.caFile(Path.of(ca));
+    }
+    if (key != null && cert == null) {
+      throw SnowidException.invalid("SNOWID_ETCD_KEY needs SNOWID_ETCD_CERT");
+    }
+    if (cert != null) {
+      b.clientCertificate(Path.of(cert), key == null ? null : Path.of(key));
+    }
+    String user = nonEmpty(env, "SNOWID_ETCD_USER");
+    String password = env.get("SNOWID_ETCD_PASSWORD");
+    if (password != null && user == null) {
+      throw SnowidException.invalid("SNOWID_ETCD_PASSWORD needs SNOWID_ETCD_USER");
+    }
+    if (user != null) {
+      b.user(user, password == null ? "" : password);
+    }
     if (env.get("SNOWID_REGION") != null) {
       b.region(number("SNOWID_REGION", env.get("SNOWID_REGION")));
     }
@@ -258,6 +319,11 @@ public final class LeasedGenerator implements AutoCloseable {
       b.host(number("SNOWID_HOST", host));
     }
     return b;
+  }
+
+  private static String nonEmpty(Map<String, String> env, String name) {
+    String v = env.get(name);
+    return v == null || v.isEmpty() ? null : v;
   }
 
   private static long number(String name, String v) {
@@ -269,28 +335,51 @@ public final class LeasedGenerator implements AutoCloseable {
 
   /** Declares a namespace that has never issued an id new (as {@code snowid workers init}). */
   public static void initializeNamespace(List<String> endpoints, String prefix, String cluster) {
-    EtcdValues.checkNamespace(prefix, cluster);
-    new EtcdRegistry(endpoints, prefix, cluster, Presets.SNOWID, 0, 2000, System::currentTimeMillis)
-        .initializeNamespace();
+    initializeNamespace(builder().endpoints(endpoints).prefix(prefix).cluster(cluster));
   }
 
-  private LeasedGenerator(Builder b) {
-    if (b.endpoints.isEmpty()) {
+  /**
+   * Declares the namespace of {@code b} new, reaching etcd as {@code b} says (endpoints, TLS,
+   * user); its other settings are not used.
+   */
+  public static void initializeNamespace(Builder b) {
+    EtcdValues.checkNamespace(b.prefix, b.cluster);
+    checkEndpoints(b.endpoints);
+    EtcdRegistry r =
+        new EtcdRegistry(
+            b.endpoints,
+            b.access(),
+            b.prefix,
+            b.cluster,
+            Presets.SNOWID,
+            0,
+            b.requestTimeoutMs,
+            System::currentTimeMillis);
+    r.gateway.authenticate();
+    r.initializeNamespace();
+  }
+
+  private static void checkEndpoints(List<String> endpoints) {
+    if (endpoints.isEmpty()) {
       throw SnowidException.invalid("etcd: at least one endpoint is needed");
     }
-    for (String url : b.endpoints) {
+    for (String url : endpoints) {
       if (!ENDPOINT.matcher(url).matches()) {
         throw SnowidException.invalid(
             "etcd: an endpoint is http(s)://host:port, not " + Json.write(url));
       }
     }
+  }
+
+  private LeasedGenerator(Builder b) {
+    checkEndpoints(b.endpoints);
     EtcdValues.checkNamespace(b.prefix, b.cluster);
     EtcdValues.checkEtcdOptions(b.quarantineMs, b.requestTimeoutMs);
     if (b.ttlSeconds > Long.MAX_VALUE / 1000) {
       throw SnowidException.invalid("ttlSeconds is too large");
     }
-    EtcdValues.checkLeaseTiming(b.ttlSeconds * 1000, b.renewEveryMs, b.stopAfterMs,
-        b.maxClockSkewMs);
+    EtcdValues.checkLeaseTiming(
+        b.ttlSeconds * 1000, b.renewEveryMs, b.stopAfterMs, b.maxClockSkewMs);
     if (!(b.retryEveryMs > 0 && b.retryEveryMs <= b.renewEveryMs)) {
       throw SnowidException.invalid("retryEveryMs must be more than 0 and at most renewEveryMs");
     }
@@ -311,8 +400,16 @@ public final class LeasedGenerator implements AutoCloseable {
     this.reacquireEveryMs = b.reacquireEveryMs;
     this.generatorOptions = b;
     this.listener = b.listener;
-    this.registry = new EtcdRegistry(b.endpoints, b.prefix, b.cluster, b.layout, b.quarantineMs,
-        b.requestTimeoutMs, clock::nowMs);
+    this.registry =
+        new EtcdRegistry(
+            b.endpoints,
+            b.access(),
+            b.prefix,
+            b.cluster,
+            b.layout,
+            b.quarantineMs,
+            b.requestTimeoutMs,
+            clock::nowMs);
     registry.warmUp();
     this.keeper = acquire();
     this.thread = new Thread(this::run, "snowid-lease-keeper");
@@ -357,8 +454,8 @@ public final class LeasedGenerator implements AutoCloseable {
 
   /**
    * Stops issuing, records the fence, and releases the worker id with the exact last instant
-   * issued, so that its next holder need not wait out the quarantine. Idempotent; a release
-   * that fails is reported after the lease has been abandoned.
+   * issued, so that its next holder need not wait out the quarantine. Idempotent; a release that
+   * fails is reported after the lease has been abandoned.
    */
   @Override
   public void close() {
@@ -398,8 +495,8 @@ public final class LeasedGenerator implements AutoCloseable {
     }
     Keeper k = keeper;
     if (k == null || k.done) {
-      throw new SnowidException(Code.LEASE_UNCERTAIN,
-          "the worker-id lease was lost; a fresh id is being acquired", 10);
+      throw new SnowidException(
+          Code.LEASE_UNCERTAIN, "the worker-id lease was lost; a fresh id is being acquired", 10);
     }
     return k.generator;
   }
@@ -417,19 +514,26 @@ public final class LeasedGenerator implements AutoCloseable {
     long highWaterMs = clock.nowMs() + stopAfterMs;
     ProcessHandle me = ProcessHandle.current();
     long started = me.info().startInstant().map(Instant::toEpochMilli).orElse(0L);
-    Grant grant = registry.acquire(region, host, ttlSeconds, stopAfterMs, highWaterMs,
-        new EtcdValues.Holder(hostName(), me.pid(), started, "", 0));
+    Grant grant =
+        registry.acquire(
+            region,
+            host,
+            ttlSeconds,
+            stopAfterMs,
+            highWaterMs,
+            new EtcdValues.Holder(hostName(), me.pid(), started, "", 0));
     LeaseGuard guard = new LeaseGuard();
     guard.extend(send + stopAfterMs, highWaterMs);
     Long waitUntil = EtcdValues.waitUntilMs(grant.previousHighWaterMs(), null, maxClockSkewMs);
     Generator generator;
     try {
-      Generator.Builder g = Generator.builder()
-          .layout(layout)
-          .worker(grant.region(), grant.host())
-          .clock(clock)
-          .lease(guard)
-          .onUnhealthy(this::onUnhealthy);
+      Generator.Builder g =
+          Generator.builder()
+              .layout(layout)
+              .worker(grant.region(), grant.host())
+              .clock(clock)
+              .lease(guard)
+              .onUnhealthy(this::onUnhealthy);
       Builder o = generatorOptions;
       if (o.maxBackwardMs != null) {
         g.maxBackwardMs(o.maxBackwardMs);
@@ -475,12 +579,16 @@ public final class LeasedGenerator implements AutoCloseable {
     }
   }
 
+  private static SnowidException leaseLost(Keeper k, String why) {
+    return new SnowidException(
+        Code.LEASE_LOST, "lease on worker " + k.grant.region() + "/" + k.grant.host() + " " + why);
+  }
+
   private void watch(Keeper k) {
     while (!k.done) {
       try {
         if (registry.waitLost(k.grant, () -> k.done)) {
-          lose(k, new SnowidException(Code.LEASE_LOST, "lease on worker " + k.grant.region()
-              + "/" + k.grant.host() + " was revoked or expired"));
+          lose(k, leaseLost(k, "was revoked or expired"));
         }
         return;
       } catch (InterruptedException e) {
@@ -526,12 +634,12 @@ public final class LeasedGenerator implements AutoCloseable {
     }
     long now = clock.monoMs();
     if (now >= k.lastOkSend + ttlSeconds * 1000) {
-      lose(k, new SnowidException(Code.LEASE_LOST, "lease on worker " + k.grant.region() + "/"
-          + k.grant.host() + " expired: no renewal succeeded in time"));
+      lose(k, leaseLost(k, "expired: no renewal succeeded in time"));
       return;
     }
-    boolean markRunningOut = !k.lastAttemptFailed
-        && clock.nowMs() > k.guard.highWaterMs() - (stopAfterMs - renewEveryMs);
+    boolean markRunningOut =
+        !k.lastAttemptFailed
+            && clock.nowMs() > k.guard.highWaterMs() - (stopAfterMs - renewEveryMs);
     if (now < k.nextDue && !markRunningOut) {
       return;
     }
@@ -619,13 +727,16 @@ public final class LeasedGenerator implements AutoCloseable {
     }
     // A host whose clock cannot be trusted takes no id: give this one back, off the caller's
     // thread, and stop.
-    Thread t = new Thread(() -> {
-      try {
-        registry.release(k.grant, k.generator.lastIssuedMs());
-      } catch (RuntimeException ex) {
-        registry.abandon(k.grant);
-      }
-    }, "snowid-lease-release");
+    Thread t =
+        new Thread(
+            () -> {
+              try {
+                registry.release(k.grant, k.generator.lastIssuedMs());
+              } catch (RuntimeException ex) {
+                registry.abandon(k.grant);
+              }
+            },
+            "snowid-lease-release");
     t.setDaemon(true);
     t.start();
   }

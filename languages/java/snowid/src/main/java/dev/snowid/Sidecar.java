@@ -19,10 +19,10 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
- * A client of snowidd (docs/daemon.md): RESP over its Unix socket or TCP, one connection,
- * requests in order. Ids arrive as bulk strings of digits and become exact {@code long}s; error
- * words become {@link SnowidException} codes with the daemon's retry hint. Thread-safe (one
- * request at a time); every request is bounded by the timeout.
+ * A client of snowidd (docs/daemon.md): RESP over its Unix socket or TCP, one connection, requests
+ * in order. Ids arrive as bulk strings of digits and become exact {@code long}s; error words become
+ * {@link SnowidException} codes with the daemon's retry hint. Thread-safe (one request at a time);
+ * every request is bounded by the timeout.
  */
 public final class Sidecar implements AutoCloseable {
   private static final Pattern RETRY = Pattern.compile("; retry after ([0-9]+)ms$");
@@ -62,8 +62,11 @@ public final class Sidecar implements AutoCloseable {
     }
     long uid = 0;
     try {
-      uid = ((Number) java.nio.file.Files.getAttribute(Path.of(System.getProperty("user.home")),
-          "unix:uid")).longValue();
+      uid =
+          ((Number)
+                  java.nio.file.Files.getAttribute(
+                      Path.of(System.getProperty("user.home")), "unix:uid"))
+              .longValue();
     } catch (IOException | UnsupportedOperationException e) {
       // falls back to uid 0's name below, which does not exist for this user
     }
@@ -176,11 +179,12 @@ public final class Sidecar implements AutoCloseable {
     try {
       code = Code.valueOf(word);
     } catch (IllegalArgumentException e) {
-      code = switch (word) {
-        case "SHUTTING_DOWN" -> Code.UNAVAILABLE;
-        case "NOAUTH", "WRONGPASS" -> Code.FAILED_PRECONDITION;
-        default -> Code.INVALID_ARGUMENT;
-      };
+      code =
+          switch (word) {
+            case "SHUTTING_DOWN" -> Code.UNAVAILABLE;
+            case "NOAUTH", "WRONGPASS" -> Code.FAILED_PRECONDITION;
+            default -> Code.INVALID_ARGUMENT;
+          };
     }
     return new SnowidException(code, ("snowidd: " + word + " " + message).trim(), after);
   }
@@ -237,41 +241,46 @@ public final class Sidecar implements AutoCloseable {
     switch (type) {
       case '+':
         return l;
-      case '-': {
-        int sp = l.indexOf(' ');
-        return sp < 0 ? new RespError(l, "") : new RespError(l.substring(0, sp), l.substring(sp + 1));
-      }
+      case '-':
+        {
+          int sp = l.indexOf(' ');
+          return sp < 0
+              ? new RespError(l, "")
+              : new RespError(l.substring(0, sp), l.substring(sp + 1));
+        }
       case ':':
         return Long.parseLong(l);
-      case '$': {
-        int n = Integer.parseInt(l);
-        if (n < 0) {
-          return null;
-        }
-        byte[] v = new byte[n];
-        for (int i = 0; i < n; i++) {
-          v[i] = (byte) readByte(deadline);
-        }
-        if (readByte(deadline) != '\r' || readByte(deadline) != '\n') {
-          throw new IOException("malformed RESP bulk string");
-        }
-        return new String(v, StandardCharsets.UTF_8);
-      }
-      case '*': {
-        int n = Integer.parseInt(l);
-        if (n < 0) {
-          return null;
-        }
-        List<Object> items = new ArrayList<>(n);
-        for (int i = 0; i < n; i++) {
-          Object item = reply(deadline);
-          if (item instanceof RespError e) {
-            throw errorOf(e);
+      case '$':
+        {
+          int n = Integer.parseInt(l);
+          if (n < 0) {
+            return null;
           }
-          items.add(item);
+          byte[] v = new byte[n];
+          for (int i = 0; i < n; i++) {
+            v[i] = (byte) readByte(deadline);
+          }
+          if (readByte(deadline) != '\r' || readByte(deadline) != '\n') {
+            throw new IOException("malformed RESP bulk string");
+          }
+          return new String(v, StandardCharsets.UTF_8);
         }
-        return items;
-      }
+      case '*':
+        {
+          int n = Integer.parseInt(l);
+          if (n < 0) {
+            return null;
+          }
+          List<Object> items = new ArrayList<>(n);
+          for (int i = 0; i < n; i++) {
+            Object item = reply(deadline);
+            if (item instanceof RespError e) {
+              throw errorOf(e);
+            }
+            items.add(item);
+          }
+          return items;
+        }
       default:
         throw new IOException("unknown RESP type '" + (char) type + "'");
     }

@@ -23,8 +23,12 @@ final class StoreHistory {
     }
     String why = null;
     if (cluster != 0 && clusterId != 0 && cluster != clusterId) {
-      why = "etcd answered as another cluster (id " + Long.toUnsignedString(cluster) + ", was "
-          + Long.toUnsignedString(clusterId) + ")";
+      why =
+          "etcd answered as another cluster (id "
+              + Long.toUnsignedString(cluster)
+              + ", was "
+              + Long.toUnsignedString(clusterId)
+              + ")";
       revision = 0;
     } else if (h.revision() != 0 && h.revision() < revision) {
       why = "etcd's revision went back from " + revision + " to " + h.revision();
@@ -61,7 +65,9 @@ final class StoreHistory {
       return "a mark this process stored has vanished";
     }
     if (readMs + 1 <= stored) {
-      return "a mark this process stored went back from " + Layout.formatInstant(stored) + " to "
+      return "a mark this process stored went back from "
+          + Layout.formatInstant(stored)
+          + " to "
           + Layout.formatInstant(readMs);
     }
     return null;

@@ -95,32 +95,41 @@ class CodecVectorsTest {
       }
     }
     for (Map<String, Object> c : list(file, "decode_errors")) {
-      throwsCode((String) c.get("error"),
-          () -> layout((String) c.get("layout")).decode(u64(c.get("id"))), (String) c.get("note"));
+      throwsCode(
+          (String) c.get("error"),
+          () -> layout((String) c.get("layout")).decode(u64(c.get("id"))),
+          (String) c.get("note"));
     }
     for (Map<String, Object> c : list(file, "encode_errors")) {
       Map<String, Long> values = new LinkedHashMap<>();
       for (Map.Entry<String, Object> e : map(c.get("fields")).entrySet()) {
         values.put(e.getKey(), u64(e.getValue()));
       }
-      throwsCode((String) c.get("error"),
-          () -> layout((String) c.get("layout")).encode(values), (String) c.get("note"));
+      throwsCode(
+          (String) c.get("error"),
+          () -> layout((String) c.get("layout")).encode(values),
+          (String) c.get("note"));
     }
     for (Map<String, Object> c : list(file, "parse")) {
       String text = (String) c.get("text");
-      long got = c.get("layout") == null ? Ids.parse(text)
-          : Ids.parse(text, layout((String) c.get("layout")));
+      long got =
+          c.get("layout") == null
+              ? Ids.parse(text)
+              : Ids.parse(text, layout((String) c.get("layout")));
       assertEquals(u64(c.get("id")), got, (String) c.get("note"));
     }
     for (Map<String, Object> c : list(file, "parse_errors")) {
       String text = (String) c.get("text");
-      throwsCode((String) c.get("error"), () -> {
-        if (c.get("layout") == null) {
-          Ids.parse(text);
-        } else {
-          Ids.parse(text, layout((String) c.get("layout")));
-        }
-      }, (String) c.get("note"));
+      throwsCode(
+          (String) c.get("error"),
+          () -> {
+            if (c.get("layout") == null) {
+              Ids.parse(text);
+            } else {
+              Ids.parse(text, layout((String) c.get("layout")));
+            }
+          },
+          (String) c.get("note"));
     }
   }
 
@@ -150,7 +159,9 @@ class CodecVectorsTest {
       assertEquals(u64(c.get("mixed")), Shards.mix64(u64(c.get("id"))), (String) c.get("id"));
     }
     for (Map<String, Object> c : list(file, "cases")) {
-      assertEquals(num(c.get("shard")), Shards.shardOf(u64(c.get("id")), num(c.get("shards"))),
+      assertEquals(
+          num(c.get("shard")),
+          Shards.shardOf(u64(c.get("id")), num(c.get("shards"))),
           c.get("id") + " over " + c.get("shards"));
     }
   }
@@ -165,7 +176,9 @@ class CodecVectorsTest {
         eras.add(new LayoutHistory.Era(layout((String) e.get("layout")), num(e.get("cutover_ms"))));
       }
       if (h.get("error") != null) {
-        throwsCode((String) h.get("error"), () -> new LayoutHistory(eras),
+        throwsCode(
+            (String) h.get("error"),
+            () -> new LayoutHistory(eras),
             what + " (" + h.get("reason") + ")");
         continue;
       }

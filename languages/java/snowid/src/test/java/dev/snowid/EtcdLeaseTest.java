@@ -32,9 +32,9 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInfo;
 
 /**
- * The leased generator on a real etcd, with the C++ tool (SNOWID_CLI_BIN) on the other side:
- * marks honoured both ways, a fence seen through the watch, stopped and killed holders waited
- * out. Short timings: TTL 2 s, renew 0.5 s, stop 1.5 s, quarantine 1 s, skew 100 ms.
+ * The leased generator on a real etcd, with the C++ tool (SNOWID_CLI_BIN) on the other side: marks
+ * honoured both ways, a fence seen through the watch, stopped and killed holders waited out. Short
+ * timings: TTL 2 s, renew 0.5 s, stop 1.5 s, quarantine 1 s, skew 100 ms.
  */
 @Tag("etcd")
 class EtcdLeaseTest {
@@ -109,10 +109,9 @@ class EtcdLeaseTest {
   }
 
   private static long markMs(String cluster, long host) {
-    EtcdRegistry r = new EtcdRegistry(List.of(etcd.url), "/snowid", cluster, Presets.SNOWID, 1000,
-        1000, System::currentTimeMillis);
-    Map<String, Object> doc = r.gateway.call("/v3/kv/range",
-        Map.of("key", EtcdGateway.b64(r.keys.mark(0, host))), 1000);
+    EtcdRegistry r = TestRegistry.of(etcd.url, EtcdAccess.NONE, cluster);
+    Map<String, Object> doc =
+        r.gateway.call("/v3/kv/range", Map.of("key", EtcdGateway.b64(r.keys.mark(0, host))), 1000);
     List<Object> kvs = EtcdGateway.arr(doc.get("kvs"));
     assertFalse(kvs.isEmpty(), "the mark exists");
     return EtcdValues.decodeMark(EtcdGateway.kvOf(kvs.get(0)).value()).highWaterMs();
@@ -127,17 +126,19 @@ class EtcdLeaseTest {
       List<Future<List<Long>>> parts = new ArrayList<>();
       long end = System.nanoTime() + 3_000_000_000L;
       for (int t = 0; t < 4; t++) {
-        parts.add(pool.submit(() -> {
-          List<Long> ids = new ArrayList<>();
-          while (System.nanoTime() < end) {
-            Generator.IdBatch b = g.reserve(50);
-            for (int i = 0; i < b.count(); i++) {
-              ids.add(b.first() + i);
-            }
-            Thread.sleep(1);
-          }
-          return ids;
-        }));
+        parts.add(
+            pool.submit(
+                () -> {
+                  List<Long> ids = new ArrayList<>();
+                  while (System.nanoTime() < end) {
+                    Generator.IdBatch b = g.reserve(50);
+                    for (int i = 0; i < b.count(); i++) {
+                      ids.add(b.first() + i);
+                    }
+                    Thread.sleep(1);
+                  }
+                  return ids;
+                }));
       }
       Set<Long> all = new HashSet<>();
       int n = 0;
@@ -153,8 +154,8 @@ class EtcdLeaseTest {
       assertTrue(g.ready(), "still held after 1.5 TTLs: renewals work");
       boolean listed = false;
       for (Map<String, Object> wk : workersList(cluster)) {
-        if (Long.valueOf(w[1]).equals(wk.get("host")) || String.valueOf(w[1]).equals(
-            String.valueOf(wk.get("host")))) {
+        if (Long.valueOf(w[1]).equals(wk.get("host"))
+            || String.valueOf(w[1]).equals(String.valueOf(wk.get("host")))) {
           listed = true;
         }
       }
@@ -165,18 +166,13 @@ class EtcdLeaseTest {
   @Test
   void aFenceByTheToolIsSeenThroughTheWatchAndReplaced(TestInfo info) throws Exception {
     String cluster = cluster();
-    List<String> events = new ArrayList<>();
-    try (LeasedGenerator g = shortLease(cluster)
-        .listener(e -> {
-          synchronized (events) {
-            events.add(e.type());
-          }
-        }).build()) {
+    EventLog events = new EventLog();
+    try (LeasedGenerator g = shortLease(cluster).listener(events).build()) {
       long[] before = g.worker();
       long last = g.nextId();
       long start = System.nanoTime();
-      Run r = runCli(cluster, "workers", "fence", String.valueOf(before[0]),
-          String.valueOf(before[1]));
+      Run r =
+          runCli(cluster, "workers", "fence", String.valueOf(before[0]), String.valueOf(before[1]));
       assertEquals(0, r.code(), r.err());
       long refusedAt = 0;
       while (System.nanoTime() - start < 5_000_000_000L) {
@@ -196,8 +192,8 @@ class EtcdLeaseTest {
         Thread.sleep(1);
       }
       assertTrue(refusedAt > 0, "refused after the fence");
-      System.out.printf("[ measured ] fence to first refusal: %.1f ms%n",
-          (refusedAt - start) / 1e6);
+      System.out.printf(
+          "[ measured ] fence to first refusal: %.1f ms%n", (refusedAt - start) / 1e6);
       long deadline = System.nanoTime() + 6_000_000_000L;
       while (g.worker() == null && System.nanoTime() < deadline) {
         Thread.sleep(20);
@@ -206,9 +202,7 @@ class EtcdLeaseTest {
       assertNotEquals(before[1], g.worker()[1]);
       long after = g.nextId();
       assertTrue(after > last, "ids never go back across the replacement");
-      synchronized (events) {
-        assertTrue(events.contains("lost"), events.toString());
-      }
+      assertTrue(events.types().contains("lost"), events.types().toString());
     }
   }
 
@@ -239,7 +233,8 @@ class EtcdLeaseTest {
     long started = System.nanoTime();
     try (LeasedGenerator g = shortLease(cluster).host(host).build()) {
       long again = g.nextId();
-      System.out.printf("[ measured ] re-acquire after the tool's release: %.3f s%n",
+      System.out.printf(
+          "[ measured ] re-acquire after the tool's release: %.3f s%n",
           (System.nanoTime() - started) / 1e9);
       assertTrue(Ids.decode(again).unixMs() >= Ids.decode(theirs.get(4)).unixMs() + 100);
     }
@@ -255,12 +250,17 @@ class EtcdLeaseTest {
       assertFalse(e.isRetryable());
       assertEquals(3, Ids.decode(g.nextId()).host());
     }
-    assertEquals(Code.INVALID_ARGUMENT, assertThrows(SnowidException.class,
-        () -> shortLease(cluster).stopAfterMs(2500).build()).code());
-    assertEquals(Code.INVALID_ARGUMENT, assertThrows(SnowidException.class,
-        () -> shortLease(cluster).cluster("a/b").build()).code());
-    assertEquals(Code.INVALID_ARGUMENT, assertThrows(SnowidException.class,
-        () -> LeasedGenerator.builder().build()).code());
+    assertEquals(
+        Code.INVALID_ARGUMENT,
+        assertThrows(SnowidException.class, () -> shortLease(cluster).stopAfterMs(2500).build())
+            .code());
+    assertEquals(
+        Code.INVALID_ARGUMENT,
+        assertThrows(SnowidException.class, () -> shortLease(cluster).cluster("a/b").build())
+            .code());
+    assertEquals(
+        Code.INVALID_ARGUMENT,
+        assertThrows(SnowidException.class, () -> LeasedGenerator.builder().build()).code());
   }
 
   /** The driver of the harness as a child process: a holder the test can stop and kill. */
@@ -271,15 +271,24 @@ class EtcdLeaseTest {
 
     Child(String cluster, long host) throws Exception {
       String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-      proc = new ProcessBuilder(java, "-cp", System.getProperty("snowid.classpath"),
-          "dev.snowid.testing.Driver").redirectError(ProcessBuilder.Redirect.DISCARD).start();
+      proc =
+          new ProcessBuilder(
+                  java, "-cp", System.getProperty("snowid.classpath"), "dev.snowid.testing.Driver")
+              .redirectError(ProcessBuilder.Redirect.DISCARD)
+              .start();
       in = new OutputStreamWriter(proc.getOutputStream(), StandardCharsets.UTF_8);
-      out = new BufferedReader(new InputStreamReader(proc.getInputStream(),
-          StandardCharsets.UTF_8));
-      Map<String, Object> r = ask("{\"op\":\"start\",\"endpoints\":[\"" + etcd.url
-          + "\"],\"cluster\":\"" + cluster + "\",\"region\":0,\"host\":" + host
-          + ",\"timing\":{\"ttl_ms\":2000,\"renew_ms\":500,\"stop_ms\":1500,\"quarantine_ms\":1000,"
-          + "\"max_clock_skew_ms\":100,\"request_timeout_ms\":1000}}");
+      out =
+          new BufferedReader(new InputStreamReader(proc.getInputStream(), StandardCharsets.UTF_8));
+      Map<String, Object> r =
+          ask(
+              "{\"op\":\"start\",\"endpoints\":[\""
+                  + etcd.url
+                  + "\"],\"cluster\":\""
+                  + cluster
+                  + "\",\"region\":0,\"host\":"
+                  + host
+                  + ",\"timing\":{\"ttl_ms\":2000,\"renew_ms\":500,\"stop_ms\":1500,\"quarantine_ms\":1000,"
+                  + "\"max_clock_skew_ms\":100,\"request_timeout_ms\":1000}}");
       assertEquals(true, r.get("ok"), r.toString());
     }
 
@@ -341,8 +350,8 @@ class EtcdLeaseTest {
     long[] waited = new long[1];
     try (LeasedGenerator successor = acquireWhenFree(cluster, 6, waited)) {
       long first = successor.nextId();
-      System.out.printf("[ measured ] successor of a killed holder waited %.2f s%n",
-          waited[0] / 1e3);
+      System.out.printf(
+          "[ measured ] successor of a killed holder waited %.2f s%n", waited[0] / 1e3);
       assertTrue(waited[0] >= 1000, "the lease outlived the kill, then the quarantine ran");
       assertTrue(Ids.decode(first).unixMs() >= mark + 100);
       assertTrue(first > issued.stream().mapToLong(Long::longValue).max().getAsLong());
@@ -375,7 +384,8 @@ class EtcdLeaseTest {
         List<Object> got = (List<Object>) r.get("ids");
         for (Object s : got) {
           long id = Ids.parse((String) s);
-          assertTrue(Ids.decode(id).host() != 5 || Ids.decode(id).unixMs() <= mark,
+          assertTrue(
+              Ids.decode(id).host() != 5 || Ids.decode(id).unixMs() <= mark,
               "nothing on the old id past its mark");
           ours.add(id);
         }
@@ -383,8 +393,8 @@ class EtcdLeaseTest {
           theirs.add(successor.nextId());
         }
       }
-      System.out.printf("[ measured ] successor of a stopped holder waited %.2f s%n",
-          waited[0] / 1e3);
+      System.out.printf(
+          "[ measured ] successor of a stopped holder waited %.2f s%n", waited[0] / 1e3);
       for (long t : theirs) {
         assertFalse(ours.contains(t), "duplicate id " + t);
       }

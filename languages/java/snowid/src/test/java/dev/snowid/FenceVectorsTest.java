@@ -33,7 +33,8 @@ class FenceVectorsTest {
     }
     for (Map<String, Object> c : list(file, "invalid")) {
       byte[] bytes = ((String) c.get("text")).getBytes(StandardCharsets.UTF_8);
-      throwsCode((String) c.get("error"), () -> FileFenceStore.parse(bytes), (String) c.get("note"));
+      throwsCode(
+          (String) c.get("error"), () -> FileFenceStore.parse(bytes), (String) c.get("note"));
       Files.write(fence, bytes);
       throwsCode((String) c.get("error"), store::load, c.get("note") + ", from a file");
     }
@@ -42,8 +43,10 @@ class FenceVectorsTest {
       assertEquals(c.get("text"), FileFenceStore.format(ms));
       Files.deleteIfExists(fence);
       store.store(ms);
-      assertArrayEquals(((String) c.get("text")).getBytes(StandardCharsets.UTF_8),
-          Files.readAllBytes(fence), ms + " stored");
+      assertArrayEquals(
+          ((String) c.get("text")).getBytes(StandardCharsets.UTF_8),
+          Files.readAllBytes(fence),
+          ms + " stored");
       assertFalse(Files.exists(tmp), "no temporary file left");
     }
     for (Map<String, Object> c : list(file, "write_errors")) {

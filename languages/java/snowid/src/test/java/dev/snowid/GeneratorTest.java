@@ -30,24 +30,26 @@ class GeneratorTest {
       long[][] ids = new long[threads][perThread];
       for (int t = 0; t < threads; t++) {
         int me = t;
-        work[t] = pool.submit(() -> {
-          start.await();
-          long prev = -1;
-          int i = 0;
-          while (i < perThread) {
-            if (batches) {
-              Generator.IdBatch b = g.reserve(Math.min(7, perThread - i));
-              for (int j = 0; j < b.count(); j++) {
-                ids[me][i++] = b.first() + j;
-              }
-            } else {
-              ids[me][i++] = g.nextId();
-            }
-            assertTrue(ids[me][i - 1] > prev, "each thread's ids increase");
-            prev = ids[me][i - 1];
-          }
-          return null;
-        });
+        work[t] =
+            pool.submit(
+                () -> {
+                  start.await();
+                  long prev = -1;
+                  int i = 0;
+                  while (i < perThread) {
+                    if (batches) {
+                      Generator.IdBatch b = g.reserve(Math.min(7, perThread - i));
+                      for (int j = 0; j < b.count(); j++) {
+                        ids[me][i++] = b.first() + j;
+                      }
+                    } else {
+                      ids[me][i++] = g.nextId();
+                    }
+                    assertTrue(ids[me][i - 1] > prev, "each thread's ids increase");
+                    prev = ids[me][i - 1];
+                  }
+                  return null;
+                });
       }
       start.countDown();
       for (Future<?> f : work) {
@@ -110,23 +112,28 @@ class GeneratorTest {
 
   @Test
   void badOptionsAreInvalidArgument() {
-    assertEquals(Code.INVALID_ARGUMENT,
+    assertEquals(
+        Code.INVALID_ARGUMENT,
         assertThrows(SnowidException.class, () -> Generator.builder().worker(4, 0).build()).code());
-    assertEquals(Code.INVALID_ARGUMENT,
+    assertEquals(
+        Code.INVALID_ARGUMENT,
         assertThrows(SnowidException.class, () -> Generator.builder().maxBorrowMs(1001).build())
             .code());
-    assertEquals(Code.INVALID_ARGUMENT,
-        assertThrows(SnowidException.class,
-            () -> Generator.builder().layout(Presets.TWITTER).build()).code());
+    assertEquals(
+        Code.INVALID_ARGUMENT,
+        assertThrows(
+                SnowidException.class, () -> Generator.builder().layout(Presets.TWITTER).build())
+            .code());
   }
 
   @Test
   void idTextRoundTripsUnsigned() {
     assertEquals("18446744073709551615", Ids.format(-1L));
     assertEquals(-1L, Ids.parse("18446744073709551615"));
-    assertEquals(Code.OUT_OF_RANGE,
+    assertEquals(
+        Code.OUT_OF_RANGE,
         assertThrows(SnowidException.class, () -> Ids.parse("18446744073709551616")).code());
-    assertEquals(Code.INVALID_ARGUMENT,
-        assertThrows(SnowidException.class, () -> Ids.parse("+1")).code());
+    assertEquals(
+        Code.INVALID_ARGUMENT, assertThrows(SnowidException.class, () -> Ids.parse("+1")).code());
   }
 }

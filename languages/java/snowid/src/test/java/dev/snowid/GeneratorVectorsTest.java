@@ -69,18 +69,23 @@ class GeneratorVectorsTest {
     }
   }
 
-  private static Generator create(Map<String, Object> c, Layout layout, ScriptClock clock,
-      MemoryFence fence, LeaseGuard lease) {
+  private static Generator create(
+      Map<String, Object> c,
+      Layout layout,
+      ScriptClock clock,
+      MemoryFence fence,
+      LeaseGuard lease) {
     Map<String, Object> o = map(c.get("options"));
-    Generator.Builder b = Generator.builder()
-        .layout(layout)
-        .worker(num(o.get("region")), num(o.get("host")))
-        .clock(clock)
-        .randomStartBound((int) num(o.get("random_start_bound")))
-        .maxBackwardMs(num(o.get("max_backward_ms")))
-        .maxBorrowMs(num(o.get("max_borrow_ms")))
-        .maxWaitMs(num(o.get("max_wait_ms")))
-        .fenceWindowMs(num(o.get("fence_window_ms")));
+    Generator.Builder b =
+        Generator.builder()
+            .layout(layout)
+            .worker(num(o.get("region")), num(o.get("host")))
+            .clock(clock)
+            .randomStartBound((int) num(o.get("random_start_bound")))
+            .maxBackwardMs(num(o.get("max_backward_ms")))
+            .maxBorrowMs(num(o.get("max_borrow_ms")))
+            .maxWaitMs(num(o.get("max_wait_ms")))
+            .fenceWindowMs(num(o.get("fence_window_ms")));
     if (fence != null) {
       b.fenceStore(fence);
     }
@@ -101,8 +106,8 @@ class GeneratorVectorsTest {
 
   private static Generator[] holder = new Generator[1];
 
-  private static String createCode(Map<String, Object> c, Layout l, ScriptClock clock,
-      MemoryFence fence, LeaseGuard lease) {
+  private static String createCode(
+      Map<String, Object> c, Layout l, ScriptClock clock, MemoryFence fence, LeaseGuard lease) {
     try {
       holder[0] = create(c, l, clock, fence, lease);
       return "OK";
@@ -136,12 +141,13 @@ class GeneratorVectorsTest {
         int k = (int) num(step.get(action));
         boolean single = action.equals("try_next") || action.equals("next");
         int calls = single ? k : 1;
-        java.util.function.Supplier<Generator.IdBatch> call = switch (action) {
-          case "try_next" -> () -> new Generator.IdBatch(gen.tryNextId(), 1);
-          case "next" -> () -> new Generator.IdBatch(gen.nextId(), 1);
-          case "try_reserve" -> () -> gen.tryReserve(k);
-          default -> () -> gen.reserve(k);
-        };
+        java.util.function.Supplier<Generator.IdBatch> call =
+            switch (action) {
+              case "try_next" -> () -> new Generator.IdBatch(gen.tryNextId(), 1);
+              case "next" -> () -> new Generator.IdBatch(gen.nextId(), 1);
+              case "try_reserve" -> () -> gen.tryReserve(k);
+              default -> () -> gen.reserve(k);
+            };
         if (step.get("error") != null) {
           assertEquals(1, calls, where);
           try {
@@ -166,8 +172,8 @@ class GeneratorVectorsTest {
           if (step.get("first_id") != null) {
             long first = u64(step.get("first_id"));
             if (step.get("count") != null) {
-              assertEquals(List.of(new Generator.IdBatch(first, (int) num(step.get("count")))), got,
-                  where);
+              assertEquals(
+                  List.of(new Generator.IdBatch(first, (int) num(step.get("count")))), got, where);
             } else {
               for (int i = 0; i < got.size(); i++) {
                 assertEquals(first + i, got.get(i).first(), where + ": call " + i);
@@ -176,7 +182,8 @@ class GeneratorVectorsTest {
           }
           if (step.get("id_min") != null) {
             for (Generator.IdBatch b : got) {
-              assertTrue(b.first() >= u64(step.get("id_min")) && b.first() <= u64(step.get("id_max")),
+              assertTrue(
+                  b.first() >= u64(step.get("id_min")) && b.first() <= u64(step.get("id_max")),
                   where + ": " + b.first());
             }
           }
@@ -208,7 +215,9 @@ class GeneratorVectorsTest {
       }
       if (step.containsKey("fence_ms")) {
         Object want = step.get("fence_ms");
-        assertEquals(want == null ? null : num(want), fence == null ? null : fence.value,
+        assertEquals(
+            want == null ? null : num(want),
+            fence == null ? null : fence.value,
             where + ": the stored fence");
       }
       if (step.containsKey("healthy")) {

@@ -69,15 +69,16 @@ class LeasesVectorsTest {
   }
 
   private static Mark markOfMs(Map<String, Object> v) {
-    return new Mark(optNum(v, "high_water_ms"), optNum(v, "released_at_ms"),
-        optNum(v, "clean_release_ms"));
+    return new Mark(
+        optNum(v, "high_water_ms"), optNum(v, "released_at_ms"), optNum(v, "clean_release_ms"));
   }
 
   @Test
   void keysAndNamespaces() {
     for (Map<String, Object> c : list(FILE, "namespaces")) {
       if (c.get("error") != null) {
-        throwsCode((String) c.get("error"),
+        throwsCode(
+            (String) c.get("error"),
             () -> EtcdValues.checkNamespace((String) c.get("prefix"), (String) c.get("cluster")),
             label(c));
       } else {
@@ -88,13 +89,19 @@ class LeasesVectorsTest {
       Keys k = new Keys((String) c.get("prefix"), (String) c.get("cluster"));
       long r = num(c.get("region"));
       long h = num(c.get("host"));
-      assertEquals(List.of(c.get("holder"), c.get("mark"), c.get("region_prefix"),
-              c.get("workers_prefix"), c.get("store")),
+      assertEquals(
+          List.of(
+              c.get("holder"),
+              c.get("mark"),
+              c.get("region_prefix"),
+              c.get("workers_prefix"),
+              c.get("store")),
           List.of(k.holder(r, h), k.mark(r, h), k.region(r), k.base, k.store));
     }
     for (Map<String, Object> c : list(FILE, "key_parses")) {
-      Keys.Parsed p = new Keys((String) c.get("prefix"), (String) c.get("cluster"))
-          .parse((String) c.get("key"));
+      Keys.Parsed p =
+          new Keys((String) c.get("prefix"), (String) c.get("cluster"))
+              .parse((String) c.get("key"));
       if (c.get("parsed") == null) {
         assertNull(p, label(c));
       } else {
@@ -110,19 +117,24 @@ class LeasesVectorsTest {
   void holders() {
     for (Map<String, Object> c : list(FILE, "holders")) {
       Map<String, Object> v = map(c.get("value"));
-      Holder h = new Holder((String) v.get("host"), num(v.get("pid")), num(v.get("started_ms")),
-          (String) v.get("address"), Long.parseLong((String) v.get("lease")));
+      Holder h =
+          new Holder(
+              (String) v.get("host"),
+              num(v.get("pid")),
+              num(v.get("started_ms")),
+              (String) v.get("address"),
+              Long.parseLong((String) v.get("lease")));
       assertEquals(c.get("text"), EtcdValues.encodeHolder(h));
       Object want = c.get("decoded") != null ? c.get("decoded") : v;
       assertEquals(want, holderValue(EtcdValues.decodeHolder((String) c.get("text"))));
     }
     for (Map<String, Object> c : list(FILE, "holder_reads")) {
-      assertEquals(c.get("value"), holderValue(EtcdValues.decodeHolder((String) c.get("text"))),
-          label(c));
+      assertEquals(
+          c.get("value"), holderValue(EtcdValues.decodeHolder((String) c.get("text"))), label(c));
     }
     for (Map<String, Object> c : list(FILE, "holder_errors")) {
-      throwsCode((String) c.get("error"), () -> EtcdValues.decodeHolder((String) c.get("text")),
-          label(c));
+      throwsCode(
+          (String) c.get("error"), () -> EtcdValues.decodeHolder((String) c.get("text")), label(c));
     }
   }
 
@@ -130,8 +142,8 @@ class LeasesVectorsTest {
   void marks() {
     for (Map<String, Object> c : list(FILE, "marks")) {
       Map<String, Object> v = map(c.get("value"));
-      Mark m = new Mark(nsToMs(v, "high_water"), nsToMs(v, "released_at"),
-          nsToMs(v, "clean_release"));
+      Mark m =
+          new Mark(nsToMs(v, "high_water"), nsToMs(v, "released_at"), nsToMs(v, "clean_release"));
       assertEquals(c.get("text"), EtcdValues.encodeMark(m));
       assertEquals(c.get("decoded"), markValue(EtcdValues.decodeMark((String) c.get("text"))));
     }
@@ -141,8 +153,8 @@ class LeasesVectorsTest {
       assertEquals(c.get("clean"), EtcdValues.releasedClean(m), label(c));
     }
     for (Map<String, Object> c : list(FILE, "mark_errors")) {
-      throwsCode((String) c.get("error"), () -> EtcdValues.decodeMark((String) c.get("text")),
-          label(c));
+      throwsCode(
+          (String) c.get("error"), () -> EtcdValues.decodeMark((String) c.get("text")), label(c));
     }
   }
 
@@ -150,19 +162,23 @@ class LeasesVectorsTest {
   void stores() {
     for (Map<String, Object> c : list(FILE, "stores")) {
       Map<String, Object> v = map(c.get("value"));
-      StoreRecord s = new StoreRecord((String) v.get("incarnation"), nsToMs(v, "high_water"),
-          (String) v.get("reason"), nsToMs(v, "written"));
+      StoreRecord s =
+          new StoreRecord(
+              (String) v.get("incarnation"),
+              nsToMs(v, "high_water"),
+              (String) v.get("reason"),
+              nsToMs(v, "written"));
       assertEquals(c.get("text"), EtcdValues.encodeStore(s));
       Object want = c.get("decoded") != null ? c.get("decoded") : storeValue(s);
       assertEquals(want, storeValue(EtcdValues.decodeStore((String) c.get("text"))));
     }
     for (Map<String, Object> c : list(FILE, "store_reads")) {
-      assertEquals(c.get("value"), storeValue(EtcdValues.decodeStore((String) c.get("text"))),
-          label(c));
+      assertEquals(
+          c.get("value"), storeValue(EtcdValues.decodeStore((String) c.get("text"))), label(c));
     }
     for (Map<String, Object> c : list(FILE, "store_errors")) {
-      throwsCode((String) c.get("error"), () -> EtcdValues.decodeStore((String) c.get("text")),
-          label(c));
+      throwsCode(
+          (String) c.get("error"), () -> EtcdValues.decodeStore((String) c.get("text")), label(c));
     }
   }
 
@@ -172,21 +188,29 @@ class LeasesVectorsTest {
       Mark m = markOfMs(c.get("mark") == null ? Map.of() : map(c.get("mark")));
       boolean held = Boolean.TRUE.equals(c.get("held"));
       long q = num(c.get("quarantine_ms"));
-      assertEquals(c.get("eligible"), EtcdValues.eligible(held, m, num(c.get("now_ms")), q),
-          label(c));
+      assertEquals(
+          c.get("eligible"), EtcdValues.eligible(held, m, num(c.get("now_ms")), q), label(c));
       if (!held) {
         assertEquals(optNum(c, "free_from_ms"), EtcdValues.freeFromMs(m, q), label(c));
       }
     }
     for (Map<String, Object> c : list(FILE, "wait_until")) {
-      assertEquals(optNum(c, "wait_until_ms"), EtcdValues.waitUntilMs(
-          optNum(c, "previous_high_water_ms"), optNum(c, "store_high_water_ms"),
-          num(c.get("max_clock_skew_ms"))), label(c));
+      assertEquals(
+          optNum(c, "wait_until_ms"),
+          EtcdValues.waitUntilMs(
+              optNum(c, "previous_high_water_ms"),
+              optNum(c, "store_high_water_ms"),
+              num(c.get("max_clock_skew_ms"))),
+          label(c));
     }
     for (Map<String, Object> c : list(FILE, "timings")) {
-      Runnable r = () -> EtcdValues.checkLeaseTiming(num(c.get("ttl_ms")),
-          num(c.get("renew_every_ms")), num(c.get("stop_after_ms")),
-          num(c.get("max_clock_skew_ms")));
+      Runnable r =
+          () ->
+              EtcdValues.checkLeaseTiming(
+                  num(c.get("ttl_ms")),
+                  num(c.get("renew_every_ms")),
+                  num(c.get("stop_after_ms")),
+                  num(c.get("max_clock_skew_ms")));
       if (c.get("error") != null) {
         throwsCode((String) c.get("error"), r::run, label(c));
       } else {
@@ -194,8 +218,10 @@ class LeasesVectorsTest {
       }
     }
     for (Map<String, Object> c : list(FILE, "etcd_options")) {
-      Runnable r = () -> EtcdValues.checkEtcdOptions(num(c.get("quarantine_ms")),
-          num(c.get("request_timeout_ms")));
+      Runnable r =
+          () ->
+              EtcdValues.checkEtcdOptions(
+                  num(c.get("quarantine_ms")), num(c.get("request_timeout_ms")));
       if (c.get("error") != null) {
         throwsCode((String) c.get("error"), r::run, label(c));
       } else {

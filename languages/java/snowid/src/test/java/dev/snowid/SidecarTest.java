@@ -11,9 +11,9 @@ import java.util.Map;
 import java.util.Set;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
-import org.junit.jupiter.api.Test;
 
 /**
  * The sidecar client against a real snowidd (tests/clients/run_with_daemon.py starts it and sets
@@ -32,8 +32,8 @@ class SidecarTest {
   private static Sidecar connect(String transport) {
     return transport.equals("unix")
         ? Sidecar.connect(Path.of(env("SNOWIDD_SOCKET")))
-        : Sidecar.connectTcp(env("SNOWIDD_TCP_HOST"), Integer.parseInt(env("SNOWIDD_TCP_PORT")),
-            null, 2000);
+        : Sidecar.connectTcp(
+            env("SNOWIDD_TCP_HOST"), Integer.parseInt(env("SNOWIDD_TCP_PORT")), null, 2000);
   }
 
   @ParameterizedTest
@@ -73,11 +73,14 @@ class SidecarTest {
       SnowidException e = assertThrows(SnowidException.class, () -> sc.decode("12x"));
       assertEquals(Code.INVALID_ARGUMENT, e.code());
       assertFalse(e.isRetryable());
-      assertEquals(Code.OUT_OF_RANGE,
+      assertEquals(
+          Code.OUT_OF_RANGE,
           assertThrows(SnowidException.class, () -> sc.decode("9223372036854775808")).code());
-      assertEquals(Code.INVALID_ARGUMENT,
+      assertEquals(
+          Code.INVALID_ARGUMENT,
           assertThrows(SnowidException.class, () -> sc.nextIds(100_000_000)).code());
-      assertEquals(Code.INVALID_ARGUMENT,
+      assertEquals(
+          Code.INVALID_ARGUMENT,
           assertThrows(SnowidException.class, () -> sc.command("NOSUCHCOMMAND")).code());
       assertTrue(sc.nextId() > 0);
     }
@@ -85,16 +88,19 @@ class SidecarTest {
 
   @Test
   void aDaemonThatIsNotThereIsUnavailable() {
-    SnowidException e = assertThrows(SnowidException.class,
-        () -> Sidecar.connect(Path.of(env("SNOWIDD_SOCKET") + ".absent")));
+    SnowidException e =
+        assertThrows(
+            SnowidException.class,
+            () -> Sidecar.connect(Path.of(env("SNOWIDD_SOCKET") + ".absent")));
     assertEquals(Code.UNAVAILABLE, e.code());
     assertTrue(e.isRetryable());
-    assertEquals(Code.LEASE_UNCERTAIN,
+    assertEquals(
+        Code.LEASE_UNCERTAIN,
         Sidecar.errorOf("LEASE_UNCERTAIN", "renewals late; retry after 10ms").code());
-    assertEquals(10,
-        Sidecar.errorOf("LEASE_UNCERTAIN", "renewals late; retry after 10ms").retryAfterMs());
+    assertEquals(
+        10, Sidecar.errorOf("LEASE_UNCERTAIN", "renewals late; retry after 10ms").retryAfterMs());
     assertEquals(Code.UNAVAILABLE, Sidecar.errorOf("SHUTTING_DOWN", "").code());
-    Stream.of("NOAUTH", "WRONGPASS").forEach(w ->
-        assertEquals(Code.FAILED_PRECONDITION, Sidecar.errorOf(w, "x").code()));
+    Stream.of("NOAUTH", "WRONGPASS")
+        .forEach(w -> assertEquals(Code.FAILED_PRECONDITION, Sidecar.errorOf(w, "x").code()));
   }
 }

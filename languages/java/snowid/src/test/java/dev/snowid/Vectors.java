@@ -61,12 +61,16 @@ final class Vectors {
   static Layout layoutOf(Map<String, Object> v, String nameOverride) {
     List<Field> fields = new ArrayList<>();
     for (Map<String, Object> f : list(v, "fields")) {
-      fields.add(Field.of((String) f.get("name"), Role.of((String) f.get("role")),
-          (int) num(f.get("width"))));
+      fields.add(
+          Field.of(
+              (String) f.get("name"), Role.of((String) f.get("role")), (int) num(f.get("width"))));
     }
-    return new Layout(nameOverride != null ? nameOverride : (String) v.get("name"),
-        num(v.get("epoch_ms")), (int) num(v.get("unit_ms")),
-        Boolean.TRUE.equals(v.get("decode_only")), fields);
+    return new Layout(
+        nameOverride != null ? nameOverride : (String) v.get("name"),
+        num(v.get("epoch_ms")),
+        (int) num(v.get("unit_ms")),
+        Boolean.TRUE.equals(v.get("decode_only")),
+        fields);
   }
 
   private static Map<String, Layout> layouts;

@@ -18,11 +18,13 @@ public final class BenchMain {
     Thread[] ts = new Thread[threads];
     for (int t = 0; t < threads; t++) {
       int me = t;
-      ts[t] = new Thread(() -> {
-        for (int i = 0; i < perThread; i++) {
-          ids[me][i] = next.getAsLong();
-        }
-      });
+      ts[t] =
+          new Thread(
+              () -> {
+                for (int i = 0; i < perThread; i++) {
+                  ids[me][i] = next.getAsLong();
+                }
+              });
       ts[t].start();
     }
     for (Thread t : ts) {
@@ -40,23 +42,27 @@ public final class BenchMain {
 
   public static void main(String[] args) throws Exception {
     for (int threads : new int[] {1, 2}) {
-      Options o = new OptionsBuilder()
-          .include(IdBenchmark.class.getSimpleName())
-          .threads(threads)
-          .forks(1)
-          .warmupIterations(2)
-          .warmupTime(TimeValue.seconds(1))
-          .measurementIterations(3)
-          .measurementTime(TimeValue.seconds(1))
-          .build();
+      Options o =
+          new OptionsBuilder()
+              .include(IdBenchmark.class.getSimpleName())
+              .threads(threads)
+              .forks(1)
+              .warmupIterations(2)
+              .warmupTime(TimeValue.seconds(1))
+              .measurementIterations(3)
+              .measurementTime(TimeValue.seconds(1))
+              .build();
       new Runner(o).run();
     }
     Generator g = Generator.builder().worker(0, 1).maxWaitMs(1000).build();
     SynchronizedReference r = new SynchronizedReference(1);
     TsidFactory f = TsidFactory.builder().withNode(1).build();
-    System.out.println("duplicates in 2 threads x 2,000,000 ids: snowid "
-        + duplicates(g::nextId, 2, 2_000_000) + ", synchronized reference "
-        + duplicates(r::nextId, 2, 2_000_000) + ", tsid-creator "
-        + duplicates(() -> f.create().toLong(), 2, 2_000_000));
+    System.out.println(
+        "duplicates in 2 threads x 2,000,000 ids: snowid "
+            + duplicates(g::nextId, 2, 2_000_000)
+            + ", synchronized reference "
+            + duplicates(r::nextId, 2, 2_000_000)
+            + ", tsid-creator "
+            + duplicates(() -> f.create().toLong(), 2, 2_000_000));
   }
 }

@@ -1,9 +1,9 @@
 package dev.snowid.bench;
 
 /**
- * The textbook snowflake under one lock (41 bits of ms since 2026, 10 of worker, 12 of
- * sequence), spinning on a used-up millisecond: the floor a lock-free generator is compared
- * with. Not for production use: no clock-step or fence policy.
+ * The textbook snowflake under one lock (41 bits of ms since 2026, 10 of worker, 12 of sequence),
+ * spinning on a used-up millisecond: the floor a lock-free generator is compared with. Not for
+ * production use: no clock-step or fence policy.
  */
 final class SynchronizedReference {
   private static final long EPOCH = 1_767_225_600_000L;

@@ -22,8 +22,13 @@ public final class IdDeserializer extends StdDeserializer<Long> {
   @Override
   public Long deserialize(JsonParser p, DeserializationContext ctxt) throws IOException {
     if (p.currentToken() != JsonToken.VALUE_STRING) {
-      return (Long) ctxt.handleUnexpectedToken(Long.class, p.currentToken(), p,
-          "a snowid id is a JSON string of decimal digits, not %s", p.currentToken());
+      return (Long)
+          ctxt.handleUnexpectedToken(
+              Long.class,
+              p.currentToken(),
+              p,
+              "a snowid id is a JSON string of decimal digits, not %s",
+              p.currentToken());
     }
     String text = p.getText();
     try {

@@ -51,8 +51,8 @@ public final class Driver {
   private static Map<String, Object> errorReply(SnowidException e) {
     String prefix = e.code().name() + ": ";
     String m = e.getMessage();
-    return refusal(e.code().name(), m.startsWith(prefix) ? m.substring(prefix.length()) : m,
-        e.isRetryable());
+    return refusal(
+        e.code().name(), m.startsWith(prefix) ? m.substring(prefix.length()) : m, e.isRetryable());
   }
 
   private static long integer(Map<String, Object> o, String name, Long fallback) {
@@ -148,13 +148,20 @@ public final class Driver {
         default -> ignored.add(t.getKey());
       }
     }
-    b.listener(ev -> {
-      if (ev.type().equals("acquired")) {
-        acquisitions.incrementAndGet();
-      }
-      System.err.println("event: " + ev.type() + " " + ev.region() + "/" + ev.host()
-          + (ev.error() != null ? " (" + ev.error().getMessage() + ")" : ""));
-    });
+    b.listener(
+        ev -> {
+          if (ev.type().equals("acquired")) {
+            acquisitions.incrementAndGet();
+          }
+          System.err.println(
+              "event: "
+                  + ev.type()
+                  + " "
+                  + ev.region()
+                  + "/"
+                  + ev.host()
+                  + (ev.error() != null ? " (" + ev.error().getMessage() + ")" : ""));
+        });
     clock.setOffsetMs(integer(req, "clock_offset_ms", 0L));
     try {
       gen = b.build();
@@ -259,5 +266,4 @@ public final class Driver {
     }
     System.exit(0);
   }
-
 }
