@@ -63,8 +63,10 @@ TEST(Reference, SntpAndChronyReadingsReachMetricsInfoAndTheClockProbe) {
   EXPECT_EQ(metric_value(metrics, "snowid_skew_reference_up{server=\"" + server + "\"}"), 1.0);
   const auto bound = metric_value(metrics, "snowid_skew_chrony_bound_seconds");
   ASSERT_TRUE(bound.has_value()) << metrics;
+  // Microseconds once settled; right after the first updates chrony's root
+  // dispersion can still be most of a second (chrony caps it at 16 s).
   EXPECT_GT(*bound, 0.0);
-  EXPECT_LT(*bound, 0.001);
+  EXPECT_LT(*bound, 16.0);
   EXPECT_EQ(metric_value(metrics, "snowid_skew_chrony_up"), 1.0);
 
   auto c = RespConn::connect_unix(dir.socket());
