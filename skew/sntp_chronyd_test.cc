@@ -9,24 +9,13 @@
 #include <thread>
 
 #include "chronyd_test_support.h"
+#include "snowid/testing/shifted_clock.h"
 #include "sntp_client.h"
 
 namespace snowid::skew {
 namespace {
 
 using namespace std::chrono_literals;
-
-// The system clock read `ahead` in the future: a host whose clock is wrong.
-class AheadClock final : public Clock {
- public:
-  explicit AheadClock(Duration ahead) : ahead_(ahead) {}
-  WallTime wall_now() const noexcept override { return system_clock().wall_now() + ahead_; }
-  MonoTime mono_now() const noexcept override { return system_clock().mono_now(); }
-  void pause(Duration hint) const noexcept override { system_clock().pause(hint); }
-
- private:
-  Duration ahead_;
-};
 
 class SntpChronydTest : public ::testing::Test {
  protected:
@@ -61,7 +50,7 @@ TEST_F(SntpChronydTest, TheSameClockIsMeasuredAtZeroWithinHalfTheDelay) {
 }
 
 TEST_F(SntpChronydTest, AClockAheadOfTheReferenceIsMeasuredBehindByAsMuch) {
-  const AheadClock ahead(2500ms);
+  const snowid::testing::ShiftedClock ahead(2500ms);
   const SntpResult r = sntp_burst(ahead, server(), {8, 2ms, 500ms});
   ASSERT_TRUE(r.ok()) << r.status.message();
   EXPECT_LE(std::chrono::abs(r.sample.offset + 2500ms), r.sample.delay / 2 + 20us)
