@@ -30,6 +30,20 @@ class AesEcb {
   // only if libcrypto fails.
   bool run(const std::uint8_t* in, std::uint8_t* out, std::size_t blocks) const noexcept;
 
+  // This thread's context, looked up once for several calls of run() in a
+  // row on the same thread; null only if libcrypto fails.
+  class ThreadBound {
+   public:
+    bool ok() const noexcept { return ctx_ != nullptr; }
+    bool run(const std::uint8_t* in, std::uint8_t* out, std::size_t blocks) const noexcept;
+
+   private:
+    friend class AesEcb;
+    explicit ThreadBound(void* ctx) noexcept : ctx_(ctx) {}
+    void* ctx_;
+  };
+  ThreadBound bind() const noexcept { return ThreadBound(context_for_this_thread()); }
+
  private:
   AesEcb() = default;
   void* context_for_this_thread() const noexcept;

@@ -18,21 +18,21 @@ constexpr std::uint64_t kMaskV = (std::uint64_t{1} << 32) - 1;
 constexpr std::size_t kChunk = 32;  // values per AES call in encrypt_many
 
 std::uint64_t load_be64(const std::uint8_t* p) noexcept {
-  std::uint64_t v = 0;
-  for (int i = 0; i < 8; ++i) v = v << 8 | p[i];
-  return v;
+  std::uint64_t v;
+  std::memcpy(&v, p, 8);
+  return __builtin_bswap64(v);
 }
 
-// The block whose encryption gives round i's R: chain XOR (tail || i || B).
-void round_block(const Ff1Binary63::Tweak& tw, int i, std::uint32_t fed,
+void store_be64(std::uint8_t* p, std::uint64_t v) noexcept {
+  v = __builtin_bswap64(v);
+  std::memcpy(p, &v, 8);
+}
+
+// The block whose encryption gives round i's R.
+void round_block(const Ff1Binary63::Tweak& tw, int i, std::uint64_t fed,
                  std::uint8_t* out) noexcept {
-  std::memcpy(out, tw.tail.data(), 11);
-  out[11] = static_cast<std::uint8_t>(i);
-  out[12] = static_cast<std::uint8_t>(fed >> 24);
-  out[13] = static_cast<std::uint8_t>(fed >> 16);
-  out[14] = static_cast<std::uint8_t>(fed >> 8);
-  out[15] = static_cast<std::uint8_t>(fed);
-  for (int k = 0; k < 16; ++k) out[k] ^= tw.chain[static_cast<std::size_t>(k)];
+  store_be64(out, tw.hi);
+  store_be64(out + 8, tw.lo ^ (static_cast<std::uint64_t>(i) << 32 | fed));
 }
 
 Status aes_failed() { return Status(Code::kUnavailable, "libcrypto: AES failed"); }
@@ -62,8 +62,8 @@ Result<Ff1Binary63::Tweak> Ff1Binary63::absorb(std::span<const std::uint8_t> twe
   p[13] = static_cast<std::uint8_t>(t >> 16);
   p[14] = static_cast<std::uint8_t>(t >> 8);
   p[15] = static_cast<std::uint8_t>(t);
-  Tweak out;
-  if (!internal::cbc_mac(*aes_, std::span<const std::uint8_t>(p, 16), out.chain.data())) {
+  std::uint8_t chain[16] = {};
+  if (!internal::cbc_mac(*aes_, std::span<const std::uint8_t>(p, 16), chain)) {
     return aes_failed();
   }
   // Q = T || 0^pad || [i] || [B]_4, a multiple of 16 bytes.
@@ -71,21 +71,26 @@ Result<Ff1Binary63::Tweak> Ff1Binary63::absorb(std::span<const std::uint8_t> twe
   const std::size_t q_len = t + pad + 5;
   std::uint8_t q[kMaxTweak + 32] = {};
   if (t > 0) std::memcpy(q, tweak.data(), t);
-  if (!internal::cbc_mac(*aes_, std::span<const std::uint8_t>(q, q_len - 16), out.chain.data())) {
+  if (!internal::cbc_mac(*aes_, std::span<const std::uint8_t>(q, q_len - 16), chain)) {
     return aes_failed();
   }
-  std::memcpy(out.tail.data(), q + q_len - 16, 11);
+  // The last block's bytes 11 to 15 (round number, NUM(B)) are zero here.
+  for (std::size_t k = 0; k < 11; ++k) chain[k] ^= q[q_len - 16 + k];
+  Tweak out;
+  out.hi = load_be64(chain);
+  out.lo = load_be64(chain + 8);
   return out;
 }
 
 Result<std::uint64_t> Ff1Binary63::encrypt(const Tweak& tw, std::uint64_t x) const {
   if (x >= kDomain) return Status(Code::kInvalidArgument, "FF1 input is not below 2^63");
+  const internal::AesEcb::ThreadBound aes = aes_->bind();
   std::uint64_t a = x >> 32;     // 31 bits
   std::uint64_t b = x & kMaskV;  // 32 bits
   for (int i = 0; i < 10; ++i) {
     std::uint8_t block[16];
-    round_block(tw, i, static_cast<std::uint32_t>(b), block);
-    if (!aes_->run(block, block, 1)) return aes_failed();
+    round_block(tw, i, b, block);
+    if (!aes.run(block, block, 1)) return aes_failed();
     const std::uint64_t mask = i % 2 == 0 ? kMaskU : kMaskV;
     const std::uint64_t c = (a + load_be64(block)) & mask;
     a = b;
@@ -96,12 +101,13 @@ Result<std::uint64_t> Ff1Binary63::encrypt(const Tweak& tw, std::uint64_t x) con
 
 Result<std::uint64_t> Ff1Binary63::decrypt(const Tweak& tw, std::uint64_t x) const {
   if (x >= kDomain) return Status(Code::kInvalidArgument, "FF1 input is not below 2^63");
+  const internal::AesEcb::ThreadBound aes = aes_->bind();
   std::uint64_t a = x >> 32;
   std::uint64_t b = x & kMaskV;
   for (int i = 9; i >= 0; --i) {
     std::uint8_t block[16];
-    round_block(tw, i, static_cast<std::uint32_t>(a), block);
-    if (!aes_->run(block, block, 1)) return aes_failed();
+    round_block(tw, i, a, block);
+    if (!aes.run(block, block, 1)) return aes_failed();
     const std::uint64_t mask = i % 2 == 0 ? kMaskU : kMaskV;
     const std::uint64_t c = (b - load_be64(block)) & mask;
     b = a;
@@ -114,6 +120,7 @@ Status Ff1Binary63::encrypt_many(const Tweak& tw, std::span<std::uint64_t> value
   for (std::uint64_t x : values) {
     if (x >= kDomain) return Status(Code::kInvalidArgument, "FF1 input is not below 2^63");
   }
+  const internal::AesEcb::ThreadBound aes = aes_->bind();
   std::uint64_t a[kChunk];
   std::uint64_t b[kChunk];
   std::uint8_t blocks[kChunk * 16];
@@ -126,9 +133,9 @@ Status Ff1Binary63::encrypt_many(const Tweak& tw, std::span<std::uint64_t> value
     }
     for (int i = 0; i < 10; ++i) {
       for (std::size_t k = 0; k < n; ++k) {
-        round_block(tw, i, static_cast<std::uint32_t>(b[k]), blocks + 16 * k);
+        round_block(tw, i, b[k], blocks + 16 * k);
       }
-      if (!aes_->run(blocks, blocks, n)) return aes_failed();
+      if (!aes.run(blocks, blocks, n)) return aes_failed();
       const std::uint64_t mask = i % 2 == 0 ? kMaskU : kMaskV;
       for (std::size_t k = 0; k < n; ++k) {
         const std::uint64_t c = (a[k] + load_be64(blocks + 16 * k)) & mask;

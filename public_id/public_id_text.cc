@@ -11,15 +11,24 @@ constexpr char kAlphabet[] = "0123456789abcdefghjkmnpqrstvwxyz";
 constexpr std::size_t kCompactSymbols = 13;
 constexpr std::size_t kSealedSymbols = 26;
 
-// The symbol's value, -1 for i l o u, -2 for anything else. Upper case folds.
-int symbol_value(char c) noexcept {
-  if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  if (c == 'i' || c == 'l' || c == 'o' || c == 'u') return -1;
-  for (int v = 0; v < 32; ++v) {
-    if (kAlphabet[v] == c) return v;
+// Each byte's symbol value: -1 for i l o u (either case), -2 for bytes
+// outside the alphabet. Upper case folds.
+struct SymbolTable {
+  std::array<signed char, 256> value{};
+  constexpr SymbolTable() {
+    for (std::size_t i = 0; i < value.size(); ++i) value[i] = -2;
+    for (int v = 0; v < 32; ++v) {
+      const auto c = static_cast<unsigned char>(kAlphabet[v]);
+      value[c] = static_cast<signed char>(v);
+      if (c >= 'a' && c <= 'z') value[c - 'a' + 'A'] = static_cast<signed char>(v);
+    }
+    for (char c : {'i', 'l', 'o', 'u', 'I', 'L', 'O', 'U'})
+      value[static_cast<unsigned char>(c)] = -1;
   }
-  return -2;
-}
+};
+constexpr SymbolTable kSymbols;
+
+int symbol_value(char c) noexcept { return kSymbols.value[static_cast<unsigned char>(c)]; }
 
 std::string shown(std::string_view text) {
   std::string out = "\"";

@@ -63,9 +63,12 @@ class Ff1Binary63 {
   static constexpr std::size_t kMaxTweak = 256;  // bytes; enough for any public-id type
 
   // The tweak's share of the PRF, absorbed once: use one per (key, tweak).
+  // Round i encrypts the block hi || (lo XOR (i << 32 | NUM(B))), both words
+  // big endian: the CBC-MAC state before Q's last block, XORed with that
+  // block's bytes up to the round number.
   struct Tweak {
-    std::array<std::uint8_t, 16> chain{};  // CBC-MAC state before Q's last block
-    std::array<std::uint8_t, 11> tail{};   // Q's last block up to the round number
+    std::uint64_t hi = 0;
+    std::uint64_t lo = 0;
   };
 
   static Result<Ff1Binary63> create(std::span<const std::uint8_t> key);
