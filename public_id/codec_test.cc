@@ -12,13 +12,7 @@
 namespace snowid {
 namespace {
 
-using test_keyrings::kKey0;
-using test_keyrings::kKey1;
-using test_keyrings::kKey2;
-using test_keyrings::kKey3;
-using test_keyrings::line;
-
-const std::string kHead = "snowid-public-id-keys 1\n";
+using namespace test_keyrings;
 // 2026-01-01T00:00:01Z, worker 5, sequences 0 and 1.
 constexpr std::uint64_t kId = 4194324480;
 

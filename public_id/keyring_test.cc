@@ -11,13 +11,7 @@
 namespace snowid {
 namespace {
 
-using test_keyrings::kKey0;
-using test_keyrings::kKey1;
-using test_keyrings::kKey2;
-using test_keyrings::kKey3;
-using test_keyrings::line;
-
-const std::string kHead = "snowid-public-id-keys 1\n";
+using namespace test_keyrings;
 
 Status parse_status(const std::string& text) { return PublicIdKeyring::parse(text).status(); }
 

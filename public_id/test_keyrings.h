@@ -15,6 +15,8 @@ inline constexpr const char* kKey2 =
 inline constexpr const char* kKey3 =
     "a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5";
 
+inline const std::string kHead = "snowid-public-id-keys 1\n";
+
 inline std::string line(int slot, const char* state, const char* not_before, const char* name,
                         const char* key) {
   return std::to_string(slot) + " " + state + " " + not_before + " " + name + " " + key + "\n";
@@ -22,8 +24,7 @@ inline std::string line(int slot, const char* state, const char* not_before, con
 
 // One primary key in slot 1, from the layout's epoch.
 inline std::string single() {
-  return std::string("snowid-public-id-keys 1\n") +
-         line(1, "primary", "2026-01-01T00:00:00Z", "k2026", kKey0);
+  return kHead + line(1, "primary", "2026-01-01T00:00:00Z", "k2026", kKey0);
 }
 
 }  // namespace snowid::test_keyrings
