@@ -47,6 +47,19 @@ void put_be(std::uint8_t* out, std::uint64_t v, std::size_t bytes) {
   }
 }
 
+// P = [1,2,1] [radix]_3 [10] [u mod 256] [n]_4 [t]_4
+void fixed_block(std::uint32_t radix, std::size_t u, std::size_t n, std::size_t t,
+                 std::uint8_t* p) {
+  p[0] = 1;
+  p[1] = 2;
+  p[2] = 1;
+  put_be(p + 3, radix, 3);
+  p[6] = 10;
+  p[7] = static_cast<std::uint8_t>(u % 256);
+  put_be(p + 8, n, 4);
+  put_be(p + 12, t, 4);
+}
+
 }  // namespace
 
 Ff1::Ff1(std::unique_ptr<internal::AesEcb> aes, std::uint32_t radix)
@@ -91,30 +104,30 @@ Result<std::vector<std::uint32_t>> Ff1::run(std::span<const std::uint32_t> x,
     }
   }
   if (tweak.size() > 0xffffffffu) return Status(Code::kInvalidArgument, "FF1 tweak too long");
+  std::uint64_t domain_floor = 1;  // radix^n, or the first power at or above 10^6
+  for (std::size_t i = 0; i < n && domain_floor < 1000000; ++i) domain_floor *= radix_;
+  if (domain_floor < 1000000) {
+    return Status(Code::kInvalidArgument, "FF1 domain radix^n = " + std::to_string(domain_floor) +
+                                              " is below the minimum of 10^6");
+  }
+  // Halves below 2^32 (b <= 4, so d = 8 and y is one word): word arithmetic.
+  std::uint64_t small_v = 1;
+  for (std::size_t i = 0; i < n - n / 2 && small_v <= 0xffffffffu; ++i) small_v *= radix_;
+  if (small_v <= 0xffffffffu) return run_small(x, tweak, encrypt);
   const Status no_bn(Code::kUnavailable, "libcrypto: BIGNUM arithmetic failed");
   std::unique_ptr<BN_CTX, CtxFree> ctx(BN_CTX_new());
-  Bn domain = bn(), radix_u = bn(), radix_v = bn(), a = bn(), b = bn(), y = bn(), c = bn();
-  Bn word = bn();
-  if (!ctx || !domain || !radix_u || !radix_v || !a || !b || !y || !c || !word) return no_bn;
+  Bn radix_u = bn(), radix_v = bn(), a = bn(), b = bn(), y = bn(), c = bn();
+  if (!ctx || !radix_u || !radix_v || !a || !b || !y || !c) return no_bn;
 
   const std::size_t u = n / 2;
   const std::size_t v = n - u;
-  // radix^u and radix^v; the domain radix^n must reach 10^6.
-  if (BN_set_word(word.get(), radix_) != 1 || BN_set_word(radix_u.get(), 1) != 1 ||
-      BN_set_word(radix_v.get(), 1) != 1) {
+  // radix^u and radix^v.
+  if (BN_set_word(radix_u.get(), 1) != 1 || BN_set_word(radix_v.get(), 1) != 1) {
     return no_bn;
   }
   for (std::size_t i = 0; i < v; ++i) {
     if (i < u && BN_mul_word(radix_u.get(), radix_) != 1) return no_bn;
     if (BN_mul_word(radix_v.get(), radix_) != 1) return no_bn;
-  }
-  if (BN_mul(domain.get(), radix_u.get(), radix_v.get(), ctx.get()) != 1) return no_bn;
-  if (BN_cmp(domain.get(), BN_value_one()) >= 0 && BN_num_bits(domain.get()) <= 20) {
-    if (BN_get_word(domain.get()) < 1000000) {
-      return Status(Code::kInvalidArgument,
-                    "FF1 domain radix^n = " + std::to_string(BN_get_word(domain.get())) +
-                        " is below the minimum of 10^6");
-    }
   }
   // b = ceil(ceil(v * log2(radix)) / 8): the bytes of radix^v - 1.
   if (BN_copy(c.get(), radix_v.get()) == nullptr || BN_sub_word(c.get(), 1) != 1) return no_bn;
@@ -122,12 +135,8 @@ Result<std::vector<std::uint32_t>> Ff1::run(std::span<const std::uint32_t> x,
   const std::size_t d = 4 * ((bbytes + 3) / 4) + 4;
   const std::size_t t = tweak.size();
 
-  std::uint8_t p[16] = {1, 2, 1};
-  put_be(p + 3, radix_, 3);
-  p[6] = 10;
-  p[7] = static_cast<std::uint8_t>(u % 256);
-  put_be(p + 8, n, 4);
-  put_be(p + 12, t, 4);
+  std::uint8_t p[16];
+  fixed_block(radix_, u, n, t, p);
 
   // Q = T || 0^((-t-b-1) mod 16) || [i]_1 || [NUM(B)]_b
   const std::size_t pad = (16 - (t + bbytes + 1) % 16) % 16;
@@ -184,6 +193,59 @@ Result<std::vector<std::uint32_t>> Ff1::run(std::span<const std::uint32_t> x,
   if (!str(a.get(), radix_, u, out.data()) || !str(b.get(), radix_, v, out.data() + u)) {
     return no_bn;
   }
+  return out;
+}
+
+// The same algorithm when radix^v < 2^32: b <= 4 bytes, d = 8, so y is the
+// first 8 bytes of R and every value fits a word.
+Result<std::vector<std::uint32_t>> Ff1::run_small(std::span<const std::uint32_t> x,
+                                                  std::span<const std::uint8_t> tweak,
+                                                  bool encrypt) const {
+  const std::size_t n = x.size();
+  const std::size_t u = n / 2;
+  const std::size_t v = n - u;
+  std::uint64_t radix_u = 1, radix_v = 1;
+  for (std::size_t i = 0; i < v; ++i) {
+    if (i < u) radix_u *= radix_;
+    radix_v *= radix_;
+  }
+  std::size_t bbytes = 0;
+  for (std::uint64_t top = radix_v - 1; top > 0; top >>= 8) ++bbytes;
+  if (bbytes == 0) bbytes = 1;  // not reached: radix^v >= 2
+  const std::size_t t = tweak.size();
+  std::uint8_t p[16];
+  fixed_block(radix_, u, n, t, p);
+  const std::size_t pad = (16 - (t + bbytes + 1) % 16) % 16;
+  std::vector<std::uint8_t> q(t + pad + 1 + bbytes, 0);
+  if (t > 0) std::memcpy(q.data(), tweak.data(), t);
+  std::uint64_t a = 0, b = 0;
+  for (std::size_t i = 0; i < u; ++i) a = a * radix_ + x[i];
+  for (std::size_t i = u; i < n; ++i) b = b * radix_ + x[i];
+  for (int step = 0; step < 10; ++step) {
+    const int i = encrypt ? step : 9 - step;
+    q[t + pad] = static_cast<std::uint8_t>(i);
+    put_be(q.data() + t + pad + 1, encrypt ? b : a, bbytes);
+    std::uint8_t r[16] = {};
+    if (!internal::cbc_mac(*aes_, std::span<const std::uint8_t>(p, 16), r) ||
+        !internal::cbc_mac(*aes_, q, r)) {
+      return Status(Code::kUnavailable, "libcrypto: AES failed");
+    }
+    std::uint64_t y = 0;
+    for (int k = 0; k < 8; ++k) y = y << 8 | r[k];
+    const std::uint64_t m = i % 2 == 0 ? radix_u : radix_v;
+    if (encrypt) {
+      const std::uint64_t c = (a + y % m) % m;
+      a = b;
+      b = c;
+    } else {
+      const std::uint64_t c = (b + m - y % m) % m;
+      b = a;
+      a = c;
+    }
+  }
+  std::vector<std::uint32_t> out(n);
+  for (std::size_t i = u; i-- > 0; a /= radix_) out[i] = static_cast<std::uint32_t>(a % radix_);
+  for (std::size_t i = n; i-- > u; b /= radix_) out[i] = static_cast<std::uint32_t>(b % radix_);
   return out;
 }
 

@@ -26,8 +26,9 @@ class AesEcb;
 // FF1 for any radix from 2 to 2^16 and any length n with radix^n >= 10^6
 // (the minimum domain of SP 800-38G Rev. 1) and n <= kMaxLength. Numerals
 // are digit values (0 <= d < radix), most significant first. Keys are 16, 24
-// or 32 bytes (AES-128, -192, -256). The general path uses OpenSSL BIGNUM and
-// allocates; it is the reference that Ff1Binary63 is tested against.
+// or 32 bytes (AES-128, -192, -256). Halves below 2^32 use word arithmetic,
+// longer ones OpenSSL BIGNUM; both allocate. This is the reference that
+// Ff1Binary63 is tested against.
 class Ff1 {
  public:
   static constexpr std::size_t kMaxLength = 4096;
@@ -48,6 +49,9 @@ class Ff1 {
   Ff1(std::unique_ptr<internal::AesEcb> aes, std::uint32_t radix);
   Result<std::vector<std::uint32_t>> run(std::span<const std::uint32_t> numerals,
                                          std::span<const std::uint8_t> tweak, bool encrypt) const;
+  Result<std::vector<std::uint32_t>> run_small(std::span<const std::uint32_t> numerals,
+                                               std::span<const std::uint8_t> tweak,
+                                               bool encrypt) const;
 
   std::unique_ptr<internal::AesEcb> aes_;
   std::uint32_t radix_ = 0;
