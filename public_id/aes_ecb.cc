@@ -55,6 +55,7 @@ Result<std::unique_ptr<AesEcb>> AesEcb::create(std::span<const std::uint8_t> key
       EVP_CIPHER_CTX_set_padding(ctx, 0) != 1) {
     return Status(Code::kUnavailable, "libcrypto: AES key setup failed");
   }
+  aes->decrypt_ = decrypt;
   aes->serial_ = next_serial.fetch_add(1, std::memory_order_relaxed);
   return aes;
 }
@@ -90,9 +91,13 @@ bool AesEcb::ThreadBound::run(const std::uint8_t* in, std::uint8_t* out,
   if (ctx == nullptr) return false;
   while (blocks > 0) {
     const std::size_t chunk = blocks < INT_MAX / 16 ? blocks : INT_MAX / 16;
-    // EVP_Cipher skips EVP_CipherUpdate's bookkeeping, which ECB without
-    // padding on whole blocks does not need: 0 or less is a failure.
-    if (EVP_Cipher(ctx, out, in, static_cast<unsigned int>(chunk * 16)) <= 0) return false;
+    // The direction's own call: EVP_CipherUpdate adds a dispatch, and
+    // EVP_Cipher measured slower than both for single blocks.
+    int written = 0;
+    const int len = static_cast<int>(chunk * 16);
+    const int ok = decrypt_ ? EVP_DecryptUpdate(ctx, out, &written, in, len)
+                            : EVP_EncryptUpdate(ctx, out, &written, in, len);
+    if (ok != 1 || written != len) return false;
     in += chunk * 16;
     out += chunk * 16;
     blocks -= chunk;

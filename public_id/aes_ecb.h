@@ -39,10 +39,11 @@ class AesEcb {
 
    private:
     friend class AesEcb;
-    explicit ThreadBound(void* ctx) noexcept : ctx_(ctx) {}
+    ThreadBound(void* ctx, bool decrypt) noexcept : ctx_(ctx), decrypt_(decrypt) {}
     void* ctx_;
+    bool decrypt_;
   };
-  ThreadBound bind() const noexcept { return ThreadBound(context_for_this_thread()); }
+  ThreadBound bind() const noexcept { return ThreadBound(context_for_this_thread(), decrypt_); }
 
  private:
   AesEcb() = default;
@@ -50,6 +51,7 @@ class AesEcb {
 
   void* template_ = nullptr;  // EVP_CIPHER_CTX*, keyed, only ever copied
   std::uint64_t serial_ = 0;
+  bool decrypt_ = false;
 };
 
 // CBC-MAC with a zero IV over `data`, whose length is a multiple of 16,
