@@ -8,16 +8,16 @@
 // Blank lines and lines starting with "#" are ignored; fields are separated by
 // spaces or tabs. The policy line is optional (by_time) and comes before the
 // slots.
+#include <fcntl.h>
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
 #include <openssl/rand.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
-#include <fstream>
-#include <sstream>
 #include <vector>
 
 #include "aes_ecb.h"
@@ -228,25 +228,49 @@ Result<PublicIdKeyring> PublicIdKeyring::parse(std::string_view text) {
 }
 
 Result<PublicIdKeyring> PublicIdKeyring::load(const std::string& path) {
-  struct stat st {};
-  if (::stat(path.c_str(), &st) != 0) {
+  // The mode is read from the descriptor that is read, so the file checked
+  // is the file parsed. A keyring is small: more than 64 KiB is not one.
+  constexpr std::size_t kMaxBytes = 64 * 1024;
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
     const int err = errno;
     return Status(err == ENOENT ? Code::kNotFound : Code::kUnavailable,
                   "keyring " + path + ": " + std::strerror(err));
   }
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) {
+    const int err = errno;
+    ::close(fd);
+    return Status(Code::kUnavailable, "keyring " + path + ": " + std::strerror(err));
+  }
   if ((st.st_mode & 077) != 0) {
+    ::close(fd);
     char mode[8];
     std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(st.st_mode & 07777));
     return Status(Code::kFailedPrecondition,
                   "keyring " + path + " has mode " + mode +
                       ": group and others must have no access (chmod 600)");
   }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Status(Code::kUnavailable, "keyring " + path + ": cannot be opened");
-  std::ostringstream text;
-  text << in.rdbuf();
-  std::string content = std::move(text).str();
-  Result<PublicIdKeyring> ring = parse(content);
+  std::string content(kMaxBytes + 1, '\0');
+  std::size_t got = 0;
+  while (got < content.size()) {
+    const ssize_t n = ::read(fd, content.data() + got, content.size() - got);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      const int err = errno;
+      ::close(fd);
+      OPENSSL_cleanse(content.data(), content.size());
+      return Status(Code::kUnavailable, "keyring " + path + ": " + std::strerror(err));
+    }
+    if (n == 0) break;
+    got += static_cast<std::size_t>(n);
+  }
+  ::close(fd);
+  if (got > kMaxBytes) {
+    OPENSSL_cleanse(content.data(), content.size());
+    return Status(Code::kInvalidArgument, "keyring " + path + " is larger than 64 KiB");
+  }
+  Result<PublicIdKeyring> ring = parse(std::string_view(content.data(), got));
   OPENSSL_cleanse(content.data(), content.size());
   if (!ring.is_ok()) {
     return Status(ring.status().code(), "keyring " + path + ": " + ring.status().message());

@@ -62,7 +62,8 @@ class PublicIdKeyring {
   static Result<PublicIdKeyring> parse(std::string_view text);
   // Reads and parses the file at `path`. FAILED_PRECONDITION when group or
   // others may read or write it (it must be mode 0600 or stricter, as ssh
-  // asks of private keys), NOT_FOUND when it does not exist.
+  // asks of private keys), NOT_FOUND when it does not exist, INVALID_ARGUMENT
+  // beyond 64 KiB. The mode is that of the open file that is read.
   static Result<PublicIdKeyring> load(const std::string& path);
 
   ~PublicIdKeyring();
