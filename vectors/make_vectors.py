@@ -26,6 +26,7 @@ sys.path.insert(0, str(HERE))
 from fence_cases import fence_file  # noqa: E402
 from generator_cases import generator_cases  # noqa: E402
 from lease_cases import leases_file  # noqa: E402
+from public_id_cases import public_ids_file  # noqa: E402
 from sntp_cases import sntp_file  # noqa: E402
 
 MS_PER_DAY = 86_400_000
@@ -799,6 +800,7 @@ def files():
         },
         "fence.json": fence_file(),
         "leases.json": leases_file(),
+        "public_ids.json": public_ids_file(),
         "sntp.json": sntp_file(),
     }
 

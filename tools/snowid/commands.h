@@ -30,5 +30,8 @@ Command add_layout_command(CLI::App& root);
 Command add_bounds_command(CLI::App& root);
 Command add_workers_command(CLI::App& root);
 Command add_sequences_command(CLI::App& root);
+#ifdef SNOWID_CLI_PUBLIC_ID
+Command add_public_id_command(CLI::App& root);
+#endif
 
 }  // namespace snowid::cli

@@ -70,16 +70,19 @@ int run(int argc, char** argv) {
       snowid::cli::add_encode_command(app),    snowid::cli::add_layout_command(app),
       snowid::cli::add_bounds_command(app),    snowid::cli::add_workers_command(app),
       snowid::cli::add_sequences_command(app),
+#ifdef SNOWID_CLI_PUBLIC_ID
+      snowid::cli::add_public_id_command(app),
+#endif
   };
   if (!args.empty() && args.front().rfind("-", 0) != 0) {
     bool known = false;
     // check_name: a command's aliases ("seq") count too.
     for (const Command& c : commands) known = known || c.app->check_name(args.front());
     if (!known) {
-      snowid::cli::print_error(
-          "unknown command \"" + args.front() +
-          "\" (expected next, workers, sequences, decode, encode, layout or bounds); see "
-          "snowid --help");
+      snowid::cli::print_error("unknown command \"" + args.front() +
+                               "\" (expected next, workers, sequences, public-id, decode, encode, "
+                               "layout or bounds); see "
+                               "snowid --help");
       return snowid::cli::kExitUsage;
     }
   }
