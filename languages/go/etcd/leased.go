@@ -19,9 +19,15 @@ import (
 
 // Options of a LeasedGenerator; a zero duration is the default of docs/protocol.md.
 type Options struct {
-	Endpoints      []string // http://HOST:PORT of every member; required
-	Prefix         string   // default /snowid
-	Cluster        string   // default "default"
+	Endpoints []string // http://HOST:PORT or https://HOST:PORT of every member; required
+	// TLS: a CA bundle to verify https members with (default: the system's),
+	// and a client certificate and key for mutual TLS (KeyFile needs CertFile;
+	// without KeyFile, CertFile holds both).
+	CAFile, CertFile, KeyFile string
+	// etcd authentication: a user and password (a password needs a user).
+	User, Password string
+	Prefix         string // default /snowid
+	Cluster        string // default "default"
 	Region         int
 	Host           *int // a pinned host; nil: any eligible one
 	TTL            time.Duration
@@ -54,6 +60,12 @@ func (o *Options) fill() error {
 		if !strings.HasPrefix(e, "http://") && !strings.HasPrefix(e, "https://") {
 			return invalid("an etcd endpoint is http://HOST:PORT, not %q", e)
 		}
+	}
+	if o.KeyFile != "" && o.CertFile == "" {
+		return invalid("an etcd client key needs a client certificate")
+	}
+	if o.User == "" && o.Password != "" {
+		return invalid("an etcd password needs a user")
 	}
 	if o.Prefix == "" {
 		o.Prefix = "/snowid"
@@ -162,8 +174,12 @@ func New(ctx context.Context, o Options) (*LeasedGenerator, error) {
 	if err := o.fill(); err != nil {
 		return nil, err
 	}
+	client, err := httpClient(o.CAFile, o.CertFile, o.KeyFile)
+	if err != nil {
+		return nil, err
+	}
 	base := fmt.Sprintf("%s/%s/workers/%d/", o.Prefix, o.Cluster, o.Region)
-	l := &LeasedGenerator{o: o, gw: newGateway(o.Endpoints, o.RequestTimeout),
+	l := &LeasedGenerator{o: o, gw: newGateway(o.Endpoints, o.RequestTimeout, client, o.User, o.Password),
 		keys:    func(h int, kind string) string { return base + strconv.Itoa(h) + "/" + kind },
 		started: time.Now().UnixMilli(), lastTick: -1}
 	l.ctx, l.cancel = context.WithCancel(context.Background())
