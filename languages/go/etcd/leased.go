@@ -8,6 +8,7 @@ import (
 	"fmt"
 	mrand "math/rand/v2"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -40,7 +41,10 @@ type Options struct {
 	RequestTimeout time.Duration
 	Clock          snowid.Clock
 	Address        string
-	// Generator are extra generator options (fence, max_wait, ...).
+	// StateDir, if set, keeps each worker id's fence file, fence-r<region>-h<host>
+	// (docs/protocol.md section 12); it is created if missing.
+	StateDir string
+	// Generator are extra generator options (max_wait, ...).
 	Generator []snowid.Option
 	// OnEvent, if set, hears every lease event, in English.
 	OnEvent func(string)
@@ -177,6 +181,11 @@ func New(ctx context.Context, o Options) (*LeasedGenerator, error) {
 	client, err := httpClient(o.CAFile, o.CertFile, o.KeyFile)
 	if err != nil {
 		return nil, err
+	}
+	if o.StateDir != "" {
+		if err := os.MkdirAll(o.StateDir, 0o700); err != nil {
+			return nil, invalid("the state directory: %v", err)
+		}
 	}
 	base := fmt.Sprintf("%s/%s/workers/%d/", o.Prefix, o.Cluster, o.Region)
 	l := &LeasedGenerator{o: o, gw: newGateway(o.Endpoints, o.RequestTimeout, client, o.User, o.Password),
@@ -408,6 +417,9 @@ func (l *LeasedGenerator) acquireOn(ctx context.Context, lease int64) (*grant, e
 	found.sent = map[string]bool{}
 	opts := append([]snowid.Option{snowid.WithClock(o.Clock), snowid.WithLeaseGuard(found.guard)}, o.Generator...)
 	opts = append(opts, snowid.WithOnUnhealthy(func(error) { go l.unhealthy(found) }))
+	if o.StateDir != "" {
+		opts = append(opts, snowid.WithFenceFile(filepath.Join(o.StateDir, fmt.Sprintf("fence-r%d-h%d", o.Region, found.host))))
+	}
 	if found.hasPrevious {
 		opts = append(opts, snowid.WithWaitUntil(waitUntilMs(found.previous, *o.MaxClockSkew)*1e6))
 	}
