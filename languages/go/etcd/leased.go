@@ -458,15 +458,11 @@ func (l *LeasedGenerator) renewOnce(ctx context.Context, g *grant) error {
 		return &snowid.Error{Code: snowid.CodeLeaseLost, Message: "the lease expired"}
 	}
 	holderKey, markKey := l.keys(g.host, "holder"), l.keys(g.host, "mark")
-	k, err := l.gw.getOne(ctx, markKey)
-	if err != nil {
-		return unavailable(err)
-	}
-	mk, rev, err := markOfKV(k)
+	mk, rev, err := l.readMark(ctx, markKey)
 	if err != nil {
 		return err
 	}
-	pending := k == nil || !mk.hasHigh || mk.highWater < g.stored
+	pending := !mk.hasHigh || mk.highWater < g.stored
 	for range 16 {
 		nm := mk
 		nm.highWater, nm.hasHigh = max(mk.highWater, h), true
@@ -753,11 +749,7 @@ func (l *LeasedGenerator) releaseGrant(ctx context.Context, g *grant) error {
 	}
 	holderKey, markKey := l.keys(g.host, "holder"), l.keys(g.host, "mark")
 	err := func() error {
-		k, err := l.gw.getOne(ctx, markKey)
-		if err != nil {
-			return unavailable(err)
-		}
-		mk, rev, err := markOfKV(k)
+		mk, rev, err := l.readMark(ctx, markKey)
 		if err != nil {
 			return err
 		}
@@ -812,8 +804,14 @@ func (l *LeasedGenerator) releaseGrant(ctx context.Context, g *grant) error {
 	return err
 }
 
-// markOfKV is the mark in a key read back and its mod revision (0 when there is no key).
-func markOfKV(k *kv) (mark, int64, error) {
+// readMark is the mark stored at key and its mod revision: a zero mark and 0
+// when there is none, UNAVAILABLE when etcd does not answer, DATA_LOSS when
+// the value is not a mark.
+func (l *LeasedGenerator) readMark(ctx context.Context, key string) (mark, int64, error) {
+	k, err := l.gw.getOne(ctx, key)
+	if err != nil {
+		return mark{}, 0, unavailable(err)
+	}
 	if k == nil {
 		return mark{}, 0, nil
 	}
