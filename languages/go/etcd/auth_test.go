@@ -60,6 +60,16 @@ func TestLeasedWithAuthentication(t *testing.T) {
 	if err := l.Close(ctx); err != nil {
 		t.Fatal(err)
 	}
+	// A token etcd no longer accepts (expired, or the member restarted) is
+	// replaced once, and the request goes through.
+	gw := newGateway([]string{url}, 2*time.Second, &http.Client{}, "app", "app-secret")
+	if _, err := gw.getOne(ctx, "/snowid/auth/store"); err != nil || gw.creds.current() == "" {
+		t.Fatalf("first read: %v, token %q", err, gw.creds.current())
+	}
+	gw.creds.token = "stale.token"
+	if k, err := gw.getOne(ctx, "/snowid/auth/store"); err != nil || k == nil || gw.creds.current() == "stale.token" {
+		t.Fatalf("with a stale token: %v %v, token %q", k, err, gw.creds.current())
+	}
 	for _, c := range []struct {
 		name, user, password string
 		code                 snowid.Code
