@@ -2,6 +2,7 @@ package snowid_test
 
 import (
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -32,8 +33,9 @@ func (lateClock) Sleep(d time.Duration) { snowid.SystemClock.Sleep(d) }
 
 // hammer has workers goroutines take each ids from g with Next, calling step
 // with the running total after every id, and fails on an error, an id not
-// above the goroutine's previous one, or a duplicate across goroutines.
-func hammer(t *testing.T, g *snowid.Generator, workers, each int, step func(total int64)) {
+// above the goroutine's previous one, or a duplicate across goroutines. It
+// returns every id.
+func hammer(t *testing.T, g *snowid.Generator, workers, each int, step func(total int64)) []snowid.ID {
 	t.Helper()
 	var total atomic.Int64
 	out := make([][]snowid.ID, workers)
@@ -72,6 +74,7 @@ func hammer(t *testing.T, g *snowid.Generator, workers, each int, step func(tota
 	if len(seen) != workers*each {
 		t.Fatalf("%d distinct ids, want %d", len(seen), workers*each)
 	}
+	return slices.Concat(out...)
 }
 
 // Goroutines racing on one generator while the clock steps back twice (each
