@@ -18,6 +18,9 @@ const stoppedBit = uint64(1) << 63
 const (
 	nsPerMs = 1_000_000
 	noFence = int64(1) << 62
+	// The padding that keeps the state word off its neighbours' cache lines:
+	// two 64-byte lines, as adjacent-line prefetchers fetch lines in pairs.
+	cacheLine = 128
 	// The retry hint of LEASE_UNCERTAIN: only a renewal changes the guard.
 	leaseRetry = 10 * time.Millisecond
 )
@@ -95,8 +98,14 @@ func WithOnUnhealthy(f func(error)) Option { return func(s *settings) { s.onUnhe
 // Generator issues ids for one worker (region, host) of a layout. Safe for
 // concurrent use; the ids of one generator strictly increase.
 type Generator struct {
+	// The state word has a cache line to itself: every claim writes it, and
+	// a write must not evict the settings the other cores read on every
+	// claim (a shared line made 2 goroutines on 2 cores twice as slow).
+	_     [cacheLine]byte
 	state atomic.Uint64
+	_     [cacheLine - 8]byte
 
+	systemClock                               bool // clock is SystemClock: read time.Now directly
 	layout                                    *Layout
 	region, host                              int
 	clock                                     Clock
@@ -153,6 +162,7 @@ func NewGenerator(region, host int, opts ...Option) (*Generator, error) {
 	}
 	g := &Generator{layout: l, region: region, host: host, clock: s.clock, lease: s.lease,
 		fence: s.fence, onUnhealthy: s.onUnhealthy}
+	_, g.systemClock = s.clock.(systemClock)
 	g.seqBits = uint(l.widthOf(RoleSequence))
 	g.seqMask = uint64(l.SequenceCapacity() - 1)
 	g.timeShift = uint(l.shiftOf(RoleTime))
@@ -367,7 +377,17 @@ func retryErr(c Code, msg string, waitNs int64) *Error {
 
 // attempt claims up to n ids of one tick: the first id and the count, or a
 // refusal and, for an answer that waiting changes, the wait that helps.
+//
+// The clock is read before the state word, so that the word is loaded and
+// swapped with nothing slow in between (another core's swap in that window
+// fails ours), and a failed swap retries with the same reading. A reading
+// taken before the load may be older than the last tick another call issued,
+// though, which is no clock step: it is used only to issue an id at or after
+// the last tick. Every other answer (waits, refusals, a step back) is decided
+// on a reading taken after the load, as the clock's order then guarantees
+// that the reading is not before any tick issued from a later one.
 func (g *Generator) attempt(n uint64) (uint64, uint64, *Error, int64) {
+	nowNs := g.wallNs()
 	for {
 		old := g.state.Load()
 		if old&stoppedBit != 0 {
@@ -375,7 +395,22 @@ func (g *Generator) attempt(n uint64) (uint64, uint64, *Error, int64) {
 		}
 		last := int64(old >> g.seqBits)
 		seq := old & g.seqMask
-		nowNs := g.clock.WallNs()
+		// The fast path: past the gate, at or after the last tick, the tick not
+		// used up. nowNs >= gateNs >= epochNs, so the division is unsigned.
+		if nowNs >= g.gateNs {
+			now := g.ticksSinceEpoch(nowNs)
+			if now > last || (now == last && seq < g.seqMask) {
+				t, first := now, seq+1
+				if now > last {
+					first = g.startSequence()
+				}
+				if id, count, err, ok := g.claim(old, n, t, first); ok {
+					return id, count, err, 0
+				}
+				continue
+			}
+		}
+		nowNs = g.wallNs()
 		if nowNs < g.gateNs && !(nowNs >= g.minNs && last >= g.waitTicks) {
 			err, wait := g.beforeGate(nowNs, last)
 			return 0, 0, err, wait
@@ -411,23 +446,50 @@ func (g *Generator) attempt(n uint64) (uint64, uint64, *Error, int64) {
 				return 0, 0, retryErr(CodeSequenceExhausted, "this tick's sequence is used up", wait), wait
 			}
 		}
-		if t > g.maxTicks {
-			return 0, 0, newError(CodeOutOfRange, "layout %s has reached its end of life", g.layout.name), 0
-		}
-		if g.lease != nil && !g.lease.Permits(g.clock.MonoNs(), t*g.unitNs+g.epochNs) {
-			return 0, 0, g.leaseRefusal(), 0
-		}
-		if t > g.fenceTicks.Load() {
-			if err := g.extendFence(t); err != nil {
-				return 0, 0, err, 0
-			}
-			continue
-		}
-		count := min(n, g.seqMask-first+1)
-		if g.state.CompareAndSwap(old, uint64(t)<<g.seqBits|(first+count-1)) {
-			return uint64(t)<<g.timeShift | g.workerBits | first, count, nil, 0
+		if id, count, err, ok := g.claim(old, n, t, first); ok {
+			return id, count, err, 0
 		}
 	}
+}
+
+// claim issues up to n ids from sequence first of tick t if the state word is
+// still old: the first id and the count, or a refusal; ok is false when the
+// word changed (or the fence moved) and the caller must look again.
+func (g *Generator) claim(old, n uint64, t int64, first uint64) (uint64, uint64, *Error, bool) {
+	if t > g.maxTicks {
+		return 0, 0, newError(CodeOutOfRange, "layout %s has reached its end of life", g.layout.name), true
+	}
+	if g.lease != nil && !g.lease.Permits(g.clock.MonoNs(), t*g.unitNs+g.epochNs) {
+		return 0, 0, g.leaseRefusal(), true
+	}
+	if t > g.fenceTicks.Load() {
+		if err := g.extendFence(t); err != nil {
+			return 0, 0, err, true
+		}
+		return 0, 0, nil, false
+	}
+	count := min(n, g.seqMask-first+1)
+	if g.state.CompareAndSwap(old, uint64(t)<<g.seqBits|(first+count-1)) {
+		return uint64(t)<<g.timeShift | g.workerBits | first, count, nil, true
+	}
+	return 0, 0, nil, false
+}
+
+func (g *Generator) wallNs() int64 {
+	if g.systemClock {
+		return time.Now().UnixNano()
+	}
+	return g.clock.WallNs()
+}
+
+// ticksSinceEpoch is floorDiv(nowNs-epochNs, unitNs) for nowNs >= epochNs,
+// with a constant divisor for the common 1 ms tick.
+func (g *Generator) ticksSinceEpoch(nowNs int64) int64 {
+	d := uint64(nowNs - g.epochNs)
+	if g.unitNs == nsPerMs {
+		return int64(d / nsPerMs)
+	}
+	return int64(d / uint64(g.unitNs))
 }
 
 func (g *Generator) extendFence(t int64) *Error {

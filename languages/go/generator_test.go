@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
-	"sync"
+	"slices"
 	"testing"
 
 	snowid "github.com/snowid/snowid/languages/go"
@@ -19,42 +19,12 @@ func TestConcurrentNoDuplicates(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	const workers, each = 8, 5000
-	out := make([][]snowid.ID, workers)
-	var wg sync.WaitGroup
-	for w := range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for range each {
-				id, err := g.Next()
-				if err != nil {
-					t.Error(err)
-					return
-				}
-				if n := len(out[w]); n > 0 && id <= out[w][n-1] {
-					t.Errorf("goroutine %d: %d after %d", w, id, out[w][n-1])
-				}
-				out[w] = append(out[w], id)
-			}
-		}()
-	}
-	wg.Wait()
-	seen := make(map[snowid.ID]bool, workers*each)
-	for _, ids := range out {
-		for _, id := range ids {
-			if seen[id] {
-				t.Fatalf("duplicate id %d", id)
-			}
-			seen[id] = true
-			d, _ := snowid.Snowid.Decode(uint64(id))
-			if d.Region != 1 || d.Host != 17 {
-				t.Fatalf("id %d has worker %d/%d", id, d.Region, d.Host)
-			}
+	ids := hammer(t, g, 8, 5000, func(int64) {})
+	for _, id := range ids {
+		d, _ := snowid.Snowid.Decode(uint64(id))
+		if d.Region != 1 || d.Host != 17 {
+			t.Fatalf("id %d has worker %d/%d", id, d.Region, d.Host)
 		}
-	}
-	if len(seen) != workers*each {
-		t.Fatalf("%d ids, want %d", len(seen), workers*each)
 	}
 	if err := g.Close(); err != nil {
 		t.Fatal(err)
@@ -63,10 +33,7 @@ func TestConcurrentNoDuplicates(t *testing.T) {
 		t.Fatalf("after Close: %v", err)
 	}
 	// A restart on the same fence file starts after every id issued.
-	var last snowid.ID
-	for id := range seen {
-		last = max(last, id)
-	}
+	last := slices.Max(ids)
 	stored, ok, err := snowid.FenceFile{Path: fence}.Load()
 	if err != nil || !ok || stored != snowid.Snowid.TickStartMs(g.LastTicks()) {
 		t.Fatalf("the fence after Close: %d %v %v, last tick %d", stored, ok, err, g.LastTicks())

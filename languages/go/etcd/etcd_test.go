@@ -16,7 +16,11 @@ import (
 )
 
 // startEtcd runs a real etcd (SNOWID_ETCD_BIN) for the test; a missing binary fails.
-func startEtcd(t *testing.T) string {
+func startEtcd(t *testing.T) string { return startEtcdWith(t, "http", &http.Client{}) }
+
+// startEtcdWith runs etcd serving clients on scheme (http or https), with
+// further flags, and waits until client reports it healthy.
+func startEtcdWith(t *testing.T, scheme string, client *http.Client, flags ...string) string {
 	t.Helper()
 	bin := os.Getenv("SNOWID_ETCD_BIN")
 	if bin == "" {
@@ -30,19 +34,20 @@ func startEtcd(t *testing.T) string {
 		defer l.Close()
 		return l.Addr().(*net.TCPAddr).Port
 	}
-	client, peer := port(), port()
-	url := fmt.Sprintf("http://127.0.0.1:%d", client)
+	client0, peer := port(), port()
+	url := fmt.Sprintf("%s://127.0.0.1:%d", scheme, client0)
 	peerURL := fmt.Sprintf("http://127.0.0.1:%d", peer)
-	cmd := exec.Command(bin, "--data-dir", filepath.Join(t.TempDir(), "etcd"), "--name", "go-test",
+	args := append([]string{"--data-dir", filepath.Join(t.TempDir(), "etcd"), "--name", "go-test",
 		"--listen-client-urls", url, "--advertise-client-urls", url,
 		"--listen-peer-urls", peerURL, "--initial-advertise-peer-urls", peerURL,
-		"--initial-cluster", "go-test="+peerURL, "--log-level", "error")
+		"--initial-cluster", "go-test=" + peerURL, "--log-level", "error"}, flags...)
+	cmd := exec.Command(bin, args...)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
 	for i := 0; i < 200; i++ {
-		if resp, err := http.Get(url + "/health"); err == nil {
+		if resp, err := client.Get(url + "/health"); err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == 200 {
 				return url
@@ -58,7 +63,11 @@ func startEtcd(t *testing.T) string {
 // holders of a new namespace need not wait out the in-flight bound of a loss.
 func initNamespace(t *testing.T, url, cluster string) {
 	t.Helper()
-	gw := newGateway([]string{url}, 2*time.Second)
+	initNamespaceVia(t, newGateway([]string{url}, 2*time.Second, &http.Client{}, "", ""), cluster)
+}
+
+func initNamespaceVia(t *testing.T, gw *gateway, cluster string) {
+	t.Helper()
 	rec := store{incarnation: freshIncarnation(), reason: "init", writtenMs: time.Now().UnixMilli()}
 	key := "/snowid/" + cluster + "/store"
 	r, err := gw.txn(context.Background(), []compare{cmpCreate(key, 0)}, []op{opPut(key, rec.encode(), 0)}, nil)

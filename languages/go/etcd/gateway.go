@@ -43,6 +43,7 @@ type gateway struct {
 	endpoints []string
 	timeout   time.Duration
 	http      *http.Client
+	creds     credentials
 	last      atomic.Int32
 
 	mu       sync.Mutex
@@ -51,8 +52,9 @@ type gateway struct {
 	lossSeen bool
 }
 
-func newGateway(endpoints []string, timeout time.Duration) *gateway {
-	return &gateway{endpoints: endpoints, timeout: timeout, http: &http.Client{}}
+func newGateway(endpoints []string, timeout time.Duration, client *http.Client, user, password string) *gateway {
+	return &gateway{endpoints: endpoints, timeout: timeout, http: client,
+		creds: credentials{user: user, password: password}}
 }
 
 type header struct {
@@ -81,8 +83,42 @@ func (g *gateway) takeLoss() bool {
 	return l
 }
 
+// send posts data to member n once, with the auth token if there is one: the
+// reply of a 200, or etcd's error; err is set when the member did not answer
+// (or answered something else than etcd's JSON error).
+func (g *gateway) send(ctx context.Context, n int, path string, data []byte, token string) ([]byte, *grpcError, error) {
+	rctx, cancel := context.WithTimeout(ctx, g.timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(rctx, http.MethodPost, g.endpoints[n]+path, bytes.NewReader(data))
+	if err != nil {
+		return nil, nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	if token != "" {
+		req.Header.Set("Authorization", token)
+	}
+	resp, err := g.http.Do(req)
+	if err != nil {
+		return nil, nil, err
+	}
+	reply, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil {
+		return nil, nil, err
+	}
+	if resp.StatusCode != http.StatusOK {
+		var ge grpcError
+		if json.Unmarshal(reply, &ge) == nil && ge.Code != 0 {
+			return nil, &ge, nil
+		}
+		return nil, nil, fmt.Errorf("HTTP status %d", resp.StatusCode)
+	}
+	return reply, nil, nil
+}
+
 // post sends one request to each member at most once, starting with the last that
-// answered. A gRPC error about the request comes back as *grpcError at once.
+// answered. A gRPC error about the request comes back as *grpcError at once; a
+// refusal of the credentials or of the user's permissions as a *snowid.Error.
 func (g *gateway) post(ctx context.Context, path string, body, out any) error {
 	data, err := json.Marshal(body)
 	if err != nil {
@@ -90,35 +126,50 @@ func (g *gateway) post(ctx context.Context, path string, body, out any) error {
 	}
 	start := int(g.last.Load())
 	var lastErr error = errUnknown
+	renewed := false
 	for i := range g.endpoints {
 		n := (start + i) % len(g.endpoints)
-		rctx, cancel := context.WithTimeout(ctx, g.timeout)
-		req, _ := http.NewRequestWithContext(rctx, http.MethodPost, g.endpoints[n]+path, bytes.NewReader(data))
-		req.Header.Set("Content-Type", "application/json")
-		resp, err := g.http.Do(req)
+		token := g.creds.current()
+		reply, ge, err := g.send(ctx, n, path, data, token)
+		if ge != nil && isAuthError(ge) {
+			if renewed {
+				return authRefused("etcd refused the token of user %q: %s", g.creds.user, ge.Message)
+			}
+			renewed = true
+			if err := g.renew(ctx, n, token); err != nil {
+				var se *snowid.Error
+				if errors.As(err, &se) {
+					return se
+				}
+				if ctx.Err() != nil {
+					return errUnknown
+				}
+				continue
+			}
+			reply, ge, err = g.send(ctx, n, path, data, g.creds.current())
+			if ge != nil && isAuthError(ge) {
+				return authRefused("etcd refused the token of user %q: %s", g.creds.user, ge.Message)
+			}
+		}
 		if err != nil {
-			cancel()
 			if ctx.Err() != nil {
 				return errUnknown
 			}
+			lastErr = err
 			continue
 		}
-		reply, err := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		cancel()
-		if err != nil {
-			continue
-		}
-		if resp.StatusCode != http.StatusOK {
-			var ge grpcError
-			if json.Unmarshal(reply, &ge) == nil && ge.Code != 0 {
-				switch ge.Code {
-				case grpcInvalidArgument, grpcNotFound, grpcPermissionDenied, grpcFailedPrecondition:
-					g.last.Store(int32(n))
-					return &ge
-				}
-				lastErr = &ge
+		if ge != nil {
+			switch ge.Code {
+			case grpcPermissionDenied:
+				g.last.Store(int32(n))
+				return &snowid.Error{Code: snowid.CodeFailedPrecondition, Message: fmt.Sprintf(
+					"etcd denied user %q %s: %s (it needs read and write on the key prefix)",
+					g.creds.user, path, ge.Message)}
+			case grpcInvalidArgument, grpcNotFound, grpcFailedPrecondition:
+				g.last.Store(int32(n))
+				return ge
 			}
+			lastErr = ge
 			continue
 		}
 		g.last.Store(int32(n))
@@ -282,6 +333,9 @@ func (g *gateway) watchOnce(ctx context.Context, member int, key string, rev, cr
 		"key": b64(key), "start_revision": strconv.FormatInt(rev, 10)}})
 	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, g.endpoints[member]+"/v3/watch", bytes.NewReader(body))
 	req.Header.Set("Grpc-Metadata-hasleader", "true")
+	if token := g.creds.current(); token != "" {
+		req.Header.Set("Authorization", token)
+	}
 	resp, err := g.http.Do(req)
 	if err != nil {
 		return false, rev, err
@@ -318,7 +372,13 @@ func (g *gateway) watchOnce(ctx context.Context, member int, key string, rev, cr
 
 func isUnknown(err error) bool { return errors.Is(err, errUnknown) }
 
+// unavailable is a failed request as the library's error: a refusal that
+// already is one stays as it is.
 func unavailable(err error) *snowid.Error {
+	var se *snowid.Error
+	if errors.As(err, &se) {
+		return se
+	}
 	return &snowid.Error{Code: snowid.CodeUnavailable, Message: strings.TrimPrefix(err.Error(), "etcd: "),
 		RetryAfter: 100 * time.Millisecond}
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	mrand "math/rand/v2"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -19,9 +20,15 @@ import (
 
 // Options of a LeasedGenerator; a zero duration is the default of docs/protocol.md.
 type Options struct {
-	Endpoints      []string // http://HOST:PORT of every member; required
-	Prefix         string   // default /snowid
-	Cluster        string   // default "default"
+	Endpoints []string // http://HOST:PORT or https://HOST:PORT of every member; required
+	// TLS: a CA bundle to verify https members with (default: the system's),
+	// and a client certificate and key for mutual TLS (KeyFile needs CertFile;
+	// without KeyFile, CertFile holds both).
+	CAFile, CertFile, KeyFile string
+	// etcd authentication: a user and password (a password needs a user).
+	User, Password string
+	Prefix         string // default /snowid
+	Cluster        string // default "default"
 	Region         int
 	Host           *int // a pinned host; nil: any eligible one
 	TTL            time.Duration
@@ -34,7 +41,10 @@ type Options struct {
 	RequestTimeout time.Duration
 	Clock          snowid.Clock
 	Address        string
-	// Generator are extra generator options (fence, max_wait, ...).
+	// StateDir, if set, keeps each worker id's fence file, fence-r<region>-h<host>
+	// (docs/protocol.md section 12); it is created if missing.
+	StateDir string
+	// Generator are extra generator options (max_wait, ...).
 	Generator []snowid.Option
 	// OnEvent, if set, hears every lease event, in English.
 	OnEvent func(string)
@@ -54,6 +64,12 @@ func (o *Options) fill() error {
 		if !strings.HasPrefix(e, "http://") && !strings.HasPrefix(e, "https://") {
 			return invalid("an etcd endpoint is http://HOST:PORT, not %q", e)
 		}
+	}
+	if o.KeyFile != "" && o.CertFile == "" {
+		return invalid("an etcd client key needs a client certificate")
+	}
+	if o.User == "" && o.Password != "" {
+		return invalid("an etcd password needs a user")
 	}
 	if o.Prefix == "" {
 		o.Prefix = "/snowid"
@@ -162,8 +178,17 @@ func New(ctx context.Context, o Options) (*LeasedGenerator, error) {
 	if err := o.fill(); err != nil {
 		return nil, err
 	}
+	client, err := httpClient(o.CAFile, o.CertFile, o.KeyFile)
+	if err != nil {
+		return nil, err
+	}
+	if o.StateDir != "" {
+		if err := os.MkdirAll(o.StateDir, 0o700); err != nil {
+			return nil, invalid("the state directory: %v", err)
+		}
+	}
 	base := fmt.Sprintf("%s/%s/workers/%d/", o.Prefix, o.Cluster, o.Region)
-	l := &LeasedGenerator{o: o, gw: newGateway(o.Endpoints, o.RequestTimeout),
+	l := &LeasedGenerator{o: o, gw: newGateway(o.Endpoints, o.RequestTimeout, client, o.User, o.Password),
 		keys:    func(h int, kind string) string { return base + strconv.Itoa(h) + "/" + kind },
 		started: time.Now().UnixMilli(), lastTick: -1}
 	l.ctx, l.cancel = context.WithCancel(context.Background())
@@ -392,6 +417,9 @@ func (l *LeasedGenerator) acquireOn(ctx context.Context, lease int64) (*grant, e
 	found.sent = map[string]bool{}
 	opts := append([]snowid.Option{snowid.WithClock(o.Clock), snowid.WithLeaseGuard(found.guard)}, o.Generator...)
 	opts = append(opts, snowid.WithOnUnhealthy(func(error) { go l.unhealthy(found) }))
+	if o.StateDir != "" {
+		opts = append(opts, snowid.WithFenceFile(filepath.Join(o.StateDir, fmt.Sprintf("fence-r%d-h%d", o.Region, found.host))))
+	}
 	if found.hasPrevious {
 		opts = append(opts, snowid.WithWaitUntil(waitUntilMs(found.previous, *o.MaxClockSkew)*1e6))
 	}
@@ -430,15 +458,11 @@ func (l *LeasedGenerator) renewOnce(ctx context.Context, g *grant) error {
 		return &snowid.Error{Code: snowid.CodeLeaseLost, Message: "the lease expired"}
 	}
 	holderKey, markKey := l.keys(g.host, "holder"), l.keys(g.host, "mark")
-	k, err := l.gw.getOne(ctx, markKey)
-	if err != nil {
-		return unavailable(err)
-	}
-	mk, rev, err := markOfKV(k)
+	mk, rev, err := l.readMark(ctx, markKey)
 	if err != nil {
 		return err
 	}
-	pending := k == nil || !mk.hasHigh || mk.highWater < g.stored
+	pending := !mk.hasHigh || mk.highWater < g.stored
 	for range 16 {
 		nm := mk
 		nm.highWater, nm.hasHigh = max(mk.highWater, h), true
@@ -725,11 +749,7 @@ func (l *LeasedGenerator) releaseGrant(ctx context.Context, g *grant) error {
 	}
 	holderKey, markKey := l.keys(g.host, "holder"), l.keys(g.host, "mark")
 	err := func() error {
-		k, err := l.gw.getOne(ctx, markKey)
-		if err != nil {
-			return unavailable(err)
-		}
-		mk, rev, err := markOfKV(k)
+		mk, rev, err := l.readMark(ctx, markKey)
 		if err != nil {
 			return err
 		}
@@ -784,8 +804,14 @@ func (l *LeasedGenerator) releaseGrant(ctx context.Context, g *grant) error {
 	return err
 }
 
-// markOfKV is the mark in a key read back and its mod revision (0 when there is no key).
-func markOfKV(k *kv) (mark, int64, error) {
+// readMark is the mark stored at key and its mod revision: a zero mark and 0
+// when there is none, UNAVAILABLE when etcd does not answer, DATA_LOSS when
+// the value is not a mark.
+func (l *LeasedGenerator) readMark(ctx context.Context, key string) (mark, int64, error) {
+	k, err := l.gw.getOne(ctx, key)
+	if err != nil {
+		return mark{}, 0, unavailable(err)
+	}
 	if k == nil {
 		return mark{}, 0, nil
 	}
