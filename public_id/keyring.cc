@@ -134,7 +134,7 @@ Result<PublicIdKeyring> PublicIdKeyring::parse(std::string_view text) {
         return refuse("the file must start with \"" + std::string(kHeader) + "\"");
       }
       if (f[1] != "1") {
-        return refuse("keyring format version " + std::string(f[1]) + " is not known (only 1)");
+        return refuse("the keyring format version is not known (only 1)");
       }
       header_seen = true;
       continue;
@@ -151,31 +151,33 @@ Result<PublicIdKeyring> PublicIdKeyring::parse(std::string_view text) {
       continue;
     }
     slot_seen = true;
+    // No field of a slot line is echoed: a key written in the wrong field, or
+    // split in two by a space, would be printed.
     if (f.size() != 5) {
       return refuse("a slot line has 5 fields: slot state not_before name key");
     }
     if (++slots_given > kSlots) return refuse("more than 4 slots");
     if (f[0].size() != 1 || f[0][0] < '0' || f[0][0] > '3') {
-      return refuse("slot \"" + std::string(f[0]) + "\" is not 0, 1, 2 or 3");
+      return refuse("the slot is not 0, 1, 2 or 3");
     }
     const int slot = f[0][0] - '0';
     Slot& s = ring.slots_[static_cast<std::size_t>(slot)];
     if (s.info) return refuse("slot " + std::to_string(slot) + " is given twice");
     const std::optional<KeyState> state = state_of(f[1]);
-    if (!state)
-      return refuse("state \"" + std::string(f[1]) +
-                    "\" is not primary, active, decrypt or retired");
+    if (!state) return refuse("the state is not primary, active, decrypt or retired");
     Result<WallTime> not_before = parse_iso8601(f[2]);
-    if (!not_before.is_ok()) return refuse("not_before: " + not_before.status().message());
+    if (!not_before.is_ok()) return refuse("not_before is not an RFC 3339 time or a date");
     if (!valid_name(f[3])) {
-      return refuse("name \"" + std::string(f[3]) +
-                    "\": 1 to 32 of a-z, 0-9, '-', '_', '.', starting with a letter or digit");
+      return refuse(
+          "the name must be 1 to 32 of a-z, 0-9, '-', '_', '.', starting with a letter "
+          "or digit");
     }
     for (int other = 0; other < kSlots; ++other) {
       const auto& o = ring.slots_[static_cast<std::size_t>(other)].info;
-      if (o && o->name == f[3]) return refuse("name \"" + std::string(f[3]) + "\" is given twice");
+      if (o && o->name == f[3]) {
+        return refuse("the name is given twice (also slot " + std::to_string(other) + ")");
+      }
     }
-    // The key is never echoed, not even in part.
     if (f[4].size() != 64) return refuse("the key must be 64 hex digits (AES-256)");
     SecretBytes key;
     for (std::size_t i = 0; i < 32; ++i) {

@@ -72,6 +72,30 @@ TEST(PublicIdKeyring, RefusalsNameTheLineAndNeverTheKey) {
   EXPECT_EQ(s.message().find(std::string(kKey1).substr(0, 8)), std::string::npos);
 }
 
+// A key written in the wrong field, whole or split in two, is refused without
+// any of its digits in the message.
+TEST(PublicIdKeyring, RefusalsOfMisplacedKeysNeverEchoThem) {
+  const std::string key = kKey0;
+  const std::string upper = "2B7E151628AED2A6ABF7158809CF4F3C";  // kKey0's first half
+  const std::string lines[] = {
+      "snowid-public-id-keys " + key + "\n",
+      kHead + key + " primary 2026-01-01T00:00:00Z k2026 x\n",
+      kHead + "1 " + key + " 2026-01-01T00:00:00Z k2026 x\n",
+      kHead + "1 primary " + key + " k2026 x\n",
+      kHead + "1 primary 2026-01-01T00:00:00Z " + upper + " ef4359d8d580aa4f7f036d6f04fc6a94\n",
+      kHead + "0 primary 2026-01-01T00:00:00Z 2b7e151628aed2a6 " + std::string(kKey1) + "\n" +
+          "1 active 2026-01-01T00:00:00Z 2b7e151628aed2a6 " + std::string(kKey2) + "\n",
+  };
+  for (const std::string& text : lines) {
+    const Status s = parse_status(text);
+    EXPECT_EQ(s.code(), Code::kInvalidArgument) << text;
+    for (std::size_t at = 0; at + 8 <= key.size(); at += 4) {
+      EXPECT_EQ(s.message().find(key.substr(at, 8)), std::string::npos) << s.message();
+    }
+    EXPECT_EQ(s.message().find(upper.substr(0, 8)), std::string::npos) << s.message();
+  }
+}
+
 TEST(PublicIdKeyring, RefusesDuplicatesTooManySlotsAndPrimaryCount) {
   const char* t = "2026-01-01T00:00:00Z";
   // The same name, the same key.
