@@ -128,6 +128,11 @@ struct Settings {
   std::uint32_t sequence_threads = 4;  // the pool that waits on the ticket table
   std::uint32_t max_sequences = 1000;  // sequences with a buffer (and a fetcher thread) at once
 
+  // Public ids (docs/public-id.md): the keyring file, re-read on every
+  // SIGHUP; empty: off. Who may unwrap: local, token or any (docs/daemon.md).
+  std::string public_id_keys;              // runtime
+  std::string public_id_unwrap = "local";  // runtime
+
   // Legal but risky choices (a non-loopback listener without a token, a
   // secret given as a flag), for the daemon to log at start.
   std::vector<std::string> warnings;
@@ -162,6 +167,8 @@ struct SettingField {
 struct RuntimeTargets {
   std::function<void(LogLevel)> set_log_level;
   std::function<void(std::uint32_t)> set_max_batch;
+  std::function<void(const std::string&)> set_public_id_keys;
+  std::function<void(const std::string&)> set_public_id_unwrap;
 };
 
 // One setting, declared once in settings_table.cc.

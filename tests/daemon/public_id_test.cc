@@ -1,0 +1,120 @@
+// Public ids in the real daemon: the keyring file refused at start when it is
+// invalid or readable by others, and re-read on SIGHUP, where an invalid new
+// file keeps the keyring in use. The keyring is made by `snowid public-id`.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <fstream>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include "test_support.h"
+
+namespace snowid::daemon_test {
+namespace {
+
+using std::chrono::seconds;
+
+class PublicIdDaemon : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(kSnowidCli[0] != '\0') << "the snowid tool was not built (SNOWID_BUILD_TOOLS)";
+  }
+  // `snowid public-id ARGS...` on this test's keyring.
+  void keys(const std::vector<std::string>& args) {
+    std::vector<std::string> argv = {kSnowidCli, "public-id"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    const ProcessResult r = run_process(argv, {{"SNOWID_PUBLIC_ID_KEYS", keys_}});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+  }
+  std::vector<std::string> keys_args() const { return {"--public-id-keys", keys_}; }
+
+  DaemonDir dir_;
+  std::string keys_ = dir_.file("public-id.keys");
+};
+
+TEST_F(PublicIdDaemon, AKeyringThatOthersCanReadIsRefusedAtStartWithExitTwo) {
+  keys({"keygen", "--not-before", "2026-01-01T00:00:00Z", "--name", "a"});
+  ASSERT_EQ(::chmod(keys_.c_str(), 0644), 0);
+  auto d = dir_.start(keys_args());
+  EXPECT_EQ(d->wait_exit(seconds(30)), 2);
+  const auto failed = d->wait_for("start failed", seconds(1));
+  ASSERT_TRUE(failed.has_value()) << d->raw_text();
+  EXPECT_EQ(failed->value("code", ""), "FAILED_PRECONDITION") << failed->dump();
+  const std::string error = failed->value("error", "");
+  EXPECT_TRUE(error.starts_with("public_id_keys: " + keys_)) << error;
+}
+
+TEST_F(PublicIdDaemon, AnInvalidOrMissingKeyringIsRefusedAtStartWithExitTwo) {
+  write_file_atomically(keys_, "snowid-public-id-keys 1\npolicy by_time\n");
+  ASSERT_EQ(::chmod(keys_.c_str(), 0600), 0);
+  auto d = dir_.start(keys_args());
+  EXPECT_EQ(d->wait_exit(seconds(30)), 2);
+  const auto failed = d->wait_for("start failed", seconds(1));
+  ASSERT_TRUE(failed.has_value()) << d->raw_text();
+  EXPECT_EQ(failed->value("code", ""), "INVALID_ARGUMENT") << failed->dump();
+
+  auto missing = dir_.start({"--public-id-keys", dir_.file("no-such-file")});
+  EXPECT_EQ(missing->wait_exit(seconds(30)), 2);
+}
+
+TEST_F(PublicIdDaemon, SighupReadsTheKeyringAgainAndAnInvalidFileKeepsTheOneInUse) {
+  keys({"keygen", "--not-before", "2026-01-01T00:00:00Z", "--name", "a"});
+  auto d = dir_.start_ready(keys_args());
+  const auto loaded = d->wait_for("public id keys", seconds(1));
+  ASSERT_TRUE(loaded.has_value());
+  EXPECT_EQ(loaded->value("state", ""), "loaded");
+  const std::string a = loaded->value("primary_fingerprint", "");
+  ASSERT_EQ(a.size(), 8u) << loaded->dump();
+
+  // Add B, promote it: the file changes, the setting does not.
+  keys({"keygen", "--not-before", "2026-06-01T00:00:00Z", "--name", "b"});
+  keys({"promote", "1"});
+  std::size_t from = d->line_count();
+  d->signal(SIGHUP);
+  const auto reloaded = d->wait_for("public id keys", seconds(10), from);
+  ASSERT_TRUE(reloaded.has_value()) << d->raw_text();
+  EXPECT_EQ(reloaded->value("state", ""), "reloaded");
+  const std::string b = reloaded->value("primary_fingerprint", "");
+  EXPECT_EQ(reloaded->value("primary_slot", -1), 1);
+  EXPECT_NE(b, a);
+  EXPECT_EQ(reloaded->value("slots", ""), "0:active:" + a + " 1:primary:" + b);
+
+  // Broken, then readable by others: both keep B's keyring.
+  const std::string good = [&] {
+    std::ifstream in(keys_);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  }();
+  write_file_atomically(keys_, "snowid-public-id-keys 1\n1 primary 2026-01-01 b nothex\n");
+  ASSERT_EQ(::chmod(keys_.c_str(), 0600), 0);
+  from = d->line_count();
+  d->signal(SIGHUP);
+  auto failed = d->wait_for("public id keys reload failed", seconds(10), from);
+  ASSERT_TRUE(failed.has_value()) << d->raw_text();
+  EXPECT_EQ(failed->value("code", ""), "INVALID_ARGUMENT");
+  EXPECT_EQ(failed->value("kept", ""), "0:active:" + a + " 1:primary:" + b);
+  // Never a key byte in the log: no part of the file's keys appears.
+  const std::string logged = d->raw_text();
+  const std::regex key("[0-9a-f]{64}");
+  int seen = 0;
+  for (auto it = std::sregex_iterator(good.begin(), good.end(), key); it != std::sregex_iterator();
+       ++it, ++seen) {
+    EXPECT_EQ(logged.find(it->str().substr(0, 16)), std::string::npos);
+  }
+  EXPECT_EQ(seen, 2) << "the keyring's two keys";
+
+  write_file_atomically(keys_, good);
+  ASSERT_EQ(::chmod(keys_.c_str(), 0644), 0);
+  from = d->line_count();
+  d->signal(SIGHUP);
+  failed = d->wait_for("public id keys reload failed", seconds(10), from);
+  ASSERT_TRUE(failed.has_value()) << d->raw_text();
+  EXPECT_EQ(failed->value("code", ""), "FAILED_PRECONDITION");
+  EXPECT_TRUE(d->alive());
+  d->signal(SIGTERM);
+  EXPECT_EQ(d->wait_exit(seconds(30)), 0);
+}
+
+}  // namespace
+}  // namespace snowid::daemon_test
