@@ -434,6 +434,9 @@ int run(int argc, char** argv) {
   log.info("lease acquired", {{"region", worker.region}, {"host", worker.host}});
 
   IdService service(generator, clock, settings.max_batch);
+#if SNOWID_DAEMON_PUBLIC_IDS
+  service.set_public_id_stats([&public_ids] { return keyring_stats(public_ids); });
+#endif
   service_for_events.store(&service, std::memory_order_release);
   const HttpHandler handler(
       service,

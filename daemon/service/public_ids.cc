@@ -16,6 +16,24 @@ std::string describe_keyring(const PublicIdKeyring& keys) {
   return out;
 }
 
+PublicIdKeyringStats keyring_stats(const PublicIds& ids) {
+  PublicIdKeyringStats out;
+  out.reloads = ids.reloads();
+  out.reload_failures = ids.reload_failures();
+  const std::shared_ptr<const PublicIdCodec> codec = ids.current();
+  if (codec == nullptr) return out;
+  const PublicIdKeyring& keys = codec->keys();
+  out.on = true;
+  for (int slot = 0; slot < PublicIdKeyring::kSlots; ++slot) {
+    if (const std::optional<KeySlotInfo>& info = keys.slot(slot)) {
+      ++out.slots_by_state[static_cast<std::size_t>(info->state)];
+    }
+  }
+  out.primary_slot = keys.primary_slot();
+  out.primary_fingerprint = keys.slot(out.primary_slot)->fingerprint;
+  return out;
+}
+
 Status PublicIds::load(const std::string& path) {
   if (path.empty()) {
     codec_.store(nullptr, std::memory_order_release);

@@ -18,6 +18,7 @@
 #include <memory>
 #include <string>
 
+#include "id_service.h"
 #include "snowid/layout.h"
 #include "snowid/public_id.h"
 #include "snowid/status.h"
@@ -28,6 +29,10 @@ namespace snowid::daemon {
 // "0:primary:1a2b3c4d 1:decrypt:5e6f7a8b": a keyring's used slots, with
 // their state and fingerprint, for the log.
 std::string describe_keyring(const PublicIdKeyring& keys);
+
+class PublicIds;
+// The figures of INFO's PublicIds section and /metrics.
+PublicIdKeyringStats keyring_stats(const PublicIds& ids);
 
 class PublicIds {
  public:

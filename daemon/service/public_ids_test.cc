@@ -97,5 +97,26 @@ TEST_F(PublicIdsTest, TheDescriptionNamesStatesAndFingerprintsNeverKeys) {
   EXPECT_EQ(shown.find(text.substr(key_at, 8)), std::string::npos);
 }
 
+TEST_F(PublicIdsTest, StatsCountSlotsByStateAndNameThePrimary) {
+  EXPECT_FALSE(keyring_stats(ids_).on);
+  EXPECT_EQ(keyring_stats(ids_).primary_fingerprint, "");
+  const Result<std::string> a =
+      new_keyring_line(0, KeyState::kActive, WallTime(std::chrono::hours(1)), "a");
+  const Result<std::string> b =
+      new_keyring_line(2, KeyState::kPrimary, WallTime(std::chrono::hours(2)), "b");
+  const Result<std::string> c =
+      new_keyring_line(3, KeyState::kRetired, WallTime(std::chrono::hours(0)), "c");
+  ASSERT_TRUE(a.is_ok() && b.is_ok() && c.is_ok());
+  write_text(std::string(PublicIdKeyring::kHeader) + "\n" + a.value() + "\n" + b.value() + "\n" +
+             c.value() + "\n");
+  ASSERT_TRUE(ids_.reload(path_).is_ok());
+  const PublicIdKeyringStats s = keyring_stats(ids_);
+  EXPECT_TRUE(s.on);
+  EXPECT_EQ(s.slots_by_state, (std::array<std::uint32_t, 4>{1, 1, 0, 1}));
+  EXPECT_EQ(s.primary_slot, 2);
+  EXPECT_EQ(s.primary_fingerprint, ids_.current()->keys().slot(2)->fingerprint);
+  EXPECT_EQ(s.reloads, 1u);
+}
+
 }  // namespace
 }  // namespace snowid::daemon

@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "http_client.h"
+#include "resp_client.h"
 #include "test_support.h"
 
 namespace snowid::daemon_test {
@@ -112,6 +114,26 @@ TEST_F(PublicIdDaemon, SighupReadsTheKeyringAgainAndAnInvalidFileKeepsTheOneInUs
   ASSERT_TRUE(failed.has_value()) << d->raw_text();
   EXPECT_EQ(failed->value("code", ""), "FAILED_PRECONDITION");
   EXPECT_TRUE(d->alive());
+
+  // INFO and /metrics: one reload, two refused, B's keyring in use.
+  const auto metrics = http_get(d->http_port(), "/metrics");
+  ASSERT_TRUE(metrics.has_value());
+  const std::string& m = metrics->body;
+  EXPECT_EQ(metric_value(m, "snowid_public_id_keys_loaded"), 1.0) << m;
+  EXPECT_EQ(metric_value(m, "snowid_public_id_keyring_reloads_total"), 1.0);
+  EXPECT_EQ(metric_value(m, "snowid_public_id_keyring_reload_failures_total"), 2.0);
+  EXPECT_EQ(metric_value(m, "snowid_public_id_keyring_slots{state=\"primary\"}"), 1.0);
+  EXPECT_EQ(metric_value(m, "snowid_public_id_keyring_slots{state=\"active\"}"), 1.0);
+  EXPECT_EQ(metric_value(m, "snowid_public_id_primary_info{slot=\"1\",fingerprint=\"" + b + "\"}"),
+            1.0);
+  auto c = RespConn::connect_unix(dir_.socket());
+  ASSERT_TRUE(c.has_value());
+  const auto info = c->command({"INFO", "publicids"});
+  ASSERT_TRUE(info.has_value());
+  EXPECT_NE(info->str.find("public_id_primary_fingerprint:" + b + "\r\n"), std::string::npos)
+      << info->str;
+  EXPECT_NE(info->str.find("public_id_keyring_reload_failures:2\r\n"), std::string::npos)
+      << info->str;
   d->signal(SIGTERM);
   EXPECT_EQ(d->wait_exit(seconds(30)), 0);
 }
