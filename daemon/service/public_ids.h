@@ -1,11 +1,13 @@
 // The daemon's public-id keyring (docs/public-id.md): the codec in use, the
 // one readers take for each request, and its replacement on SIGHUP.
 //
-// Readers take the codec with current(): one atomic load of a shared
-// pointer, no lock held by the daemon's code, and wrap and unwrap on it are
-// the library's (allocation-free). A reload builds the new codec off to the
-// side and swaps it in; requests that hold the old one finish on it. A file
-// that does not load leaves the codec in use as it was.
+// Readers take the codec with current(): one load of a
+// std::atomic<std::shared_ptr>, no mutex and no allocation (libstdc++ guards
+// the pointer with a spin bit held for a few instructions, so readers never
+// wait on a reload's file reading or key setup). Wrap and unwrap on it are
+// the library's: lock-free and allocation-free. A reload builds the new codec
+// off to the side and swaps it in; requests that hold the old one finish on
+// it. A file that does not load leaves the codec in use as it was.
 //
 // Messages never hold key bytes: the library's refusals name the line and the
 // problem, and a keyring is described by its slots' states and fingerprints.

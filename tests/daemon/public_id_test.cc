@@ -36,29 +36,32 @@ class PublicIdDaemon : public ::testing::Test {
   std::string keys_ = dir_.file("public-id.keys");
 };
 
-TEST_F(PublicIdDaemon, AKeyringThatOthersCanReadIsRefusedAtStartWithExitTwo) {
-  keys({"keygen", "--not-before", "2026-01-01T00:00:00Z", "--name", "a"});
-  ASSERT_EQ(::chmod(keys_.c_str(), 0644), 0);
-  auto d = dir_.start(keys_args());
+// Starts the daemon on `path` and expects exit 2 with a "start failed" of
+// `code` whose error names the setting and the file.
+void expect_refused_at_start(const DaemonDir& dir, const std::string& path,
+                             const std::string& code) {
+  auto d = dir.start({"--public-id-keys", path});
   EXPECT_EQ(d->wait_exit(seconds(30)), 2);
   const auto failed = d->wait_for("start failed", seconds(1));
   ASSERT_TRUE(failed.has_value()) << d->raw_text();
-  EXPECT_EQ(failed->value("code", ""), "FAILED_PRECONDITION") << failed->dump();
+  EXPECT_EQ(failed->value("code", ""), code) << failed->dump();
   const std::string error = failed->value("error", "");
-  EXPECT_TRUE(error.starts_with("public_id_keys: " + keys_)) << error;
+  EXPECT_TRUE(error.starts_with("public_id_keys: " + path + ": ")) << error;
+}
+
+TEST_F(PublicIdDaemon, AKeyringThatOthersCanReadIsRefusedAtStartWithExitTwo) {
+  keys({"keygen", "--not-before", "2026-01-01T00:00:00Z", "--name", "a"});
+  ASSERT_EQ(::chmod(keys_.c_str(), 0644), 0);
+  expect_refused_at_start(dir_, keys_, "FAILED_PRECONDITION");
+  ASSERT_EQ(::chmod(keys_.c_str(), 0640), 0);
+  expect_refused_at_start(dir_, keys_, "FAILED_PRECONDITION");
 }
 
 TEST_F(PublicIdDaemon, AnInvalidOrMissingKeyringIsRefusedAtStartWithExitTwo) {
   write_file_atomically(keys_, "snowid-public-id-keys 1\npolicy by_time\n");
   ASSERT_EQ(::chmod(keys_.c_str(), 0600), 0);
-  auto d = dir_.start(keys_args());
-  EXPECT_EQ(d->wait_exit(seconds(30)), 2);
-  const auto failed = d->wait_for("start failed", seconds(1));
-  ASSERT_TRUE(failed.has_value()) << d->raw_text();
-  EXPECT_EQ(failed->value("code", ""), "INVALID_ARGUMENT") << failed->dump();
-
-  auto missing = dir_.start({"--public-id-keys", dir_.file("no-such-file")});
-  EXPECT_EQ(missing->wait_exit(seconds(30)), 2);
+  expect_refused_at_start(dir_, keys_, "INVALID_ARGUMENT");
+  expect_refused_at_start(dir_, dir_.file("no-such-file"), "NOT_FOUND");
 }
 
 TEST_F(PublicIdDaemon, SighupReadsTheKeyringAgainAndAnInvalidFileKeepsTheOneInUse) {
