@@ -30,6 +30,7 @@
 #include <utility>
 #include <vector>
 
+#include "clock_reference.h"
 #include "http_handler.h"
 #include "id_service.h"
 #include "log.h"
@@ -445,6 +446,17 @@ int run(int argc, char** argv) {
       },
       settings.http_token, &sequence_service);
 
+  // The reference (SNTP servers, chrony's bound) reads the generator's clock.
+  ClockReferenceOptions reference_options;
+  for (const Address& a : settings.sntp_servers)
+    reference_options.servers.emplace_back(a.host, a.port);
+  reference_options.poll = settings.sntp_poll;
+  if (settings.chronyc != "off") reference_options.chronyc = settings.chronyc;
+  reference_options.chrony_socket = settings.chrony_socket;
+  ClockReference reference(clock, service.host_bound(), service.clock_readings(),
+                           std::move(reference_options));
+  reference.start();
+
   server->serve(service, handler, &sequence_service);
   log.info("ready", {{"region", worker.region}, {"host", worker.host}});
 
@@ -470,6 +482,7 @@ int run(int argc, char** argv) {
   }
 
   log.info("stopping", {{"signal", stop_signal == SIGTERM ? "SIGTERM" : "SIGINT"}});
+  reference.stop();
   server->stop_accepting();
   if (!server->drain(kDrainTimeout)) {
     log.warn("drain timed out",

@@ -19,6 +19,7 @@
 #include "snowid/etcd_registry.h"
 #include "snowid/lease_keeper.h"
 #include "snowid/leased_generator.h"
+#include "snowid/testing/shifted_clock.h"
 #include "testing/etcd_cluster.h"
 
 namespace snowid {
@@ -31,18 +32,8 @@ using etcd::testing::EtcdCluster;
 using namespace std::chrono_literals;
 using Steady = std::chrono::steady_clock;
 
-// The system clock with the wall time shifted: a host whose clock is off by
-// `offset`, within what the fleet allows.
-class ShiftedClock final : public Clock {
- public:
-  explicit ShiftedClock(Duration offset) : offset_(offset) {}
-  WallTime wall_now() const noexcept override { return system_clock().wall_now() + offset_; }
-  MonoTime mono_now() const noexcept override { return system_clock().mono_now(); }
-  void pause(Duration hint) const noexcept override { system_clock().pause(hint); }
-
- private:
-  Duration offset_;
-};
+// A host whose clock is off by a given offset, within what the fleet allows.
+using snowid::testing::ShiftedClock;
 
 // Short leases, so that a holder of the lost store stops within seconds.
 LeaseTiming short_timing() {

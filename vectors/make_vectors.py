@@ -27,6 +27,7 @@ from fence_cases import fence_file  # noqa: E402
 from generator_cases import generator_cases  # noqa: E402
 from lease_cases import leases_file  # noqa: E402
 from public_id_cases import public_ids_file  # noqa: E402
+from sntp_cases import sntp_file  # noqa: E402
 
 MS_PER_DAY = 86_400_000
 # The last whole millisecond of signed 64-bit nanoseconds since 1970.
@@ -800,6 +801,7 @@ def files():
         "fence.json": fence_file(),
         "leases.json": leases_file(),
         "public_ids.json": public_ids_file(),
+        "sntp.json": sntp_file(),
     }
 
 

@@ -350,6 +350,34 @@ HttpResponse names_response(const NamesAnswer& a) {
   return json_response(200, std::move(body));
 }
 
+// {"receive_ns":"…","send_ns":"…","bound_source":"chrony","bound_ns":1234,
+//  "earliest_ns":"…","latest_ns":"…"}: times as strings (they pass 2^53);
+// the bound and the interval null while the source is unknown.
+HttpResponse clock_response(const ClockAnswer& a) {
+  const ClockReading r = read_clock(a);
+  const auto ns = [](WallTime t) { return t.time_since_epoch().count(); };
+  std::string body;
+  body.reserve(192);
+  body += "{\"receive_ns\":\"";
+  append_decimal(body, ns(r.received));
+  body += "\",\"send_ns\":\"";
+  append_decimal(body, ns(r.sent));
+  body += "\",\"bound_source\":";
+  append_json_string(body, bound_source_name(r.bound.source));
+  if (!r.bound.known()) {
+    body += ",\"bound_ns\":null,\"earliest_ns\":null,\"latest_ns\":null}";
+    return json_response(200, std::move(body));
+  }
+  body += ",\"bound_ns\":";
+  append_json_integer(body, r.bound.bound.count());
+  body += ",\"earliest_ns\":\"";
+  append_decimal(body, ns(r.earliest));
+  body += "\",\"latest_ns\":\"";
+  append_decimal(body, ns(r.latest));
+  body += "\"}";
+  return json_response(200, std::move(body));
+}
+
 HttpResponse to_response(const Layout& layout, const CommandRow& row, std::string_view subject,
                          const Texts& texts, const Answer& answer) {
   return std::visit(
@@ -367,6 +395,8 @@ HttpResponse to_response(const Layout& layout, const CommandRow& row, std::strin
           return range_response(a);
         } else if constexpr (std::is_same_v<T, SequenceAnswer>) {
           return sequence_response(a);
+        } else if constexpr (std::is_same_v<T, ClockAnswer>) {
+          return clock_response(a);
         } else {
           static_assert(std::is_same_v<T, NamesAnswer>, "every answer type has a response");
           return names_response(a);
@@ -381,7 +411,9 @@ RouteMatch match_command_route(std::string_view path) {
   RouteMatch m;
   for (const CommandRow& row : command_rows()) {
     std::string_view subject;
-    if (!path_matches(row.path, path, subject) || m.count == m.rows.size()) continue;
+    if (!row.http() || !path_matches(row.path, path, subject) || m.count == m.rows.size()) {
+      continue;
+    }
     m.rows[m.count++] = &row;
     m.subject = subject;
   }

@@ -1,6 +1,7 @@
 // Every row of the command table is reachable over HTTP: its method on its
 // path, with a valid subject and every parameter in the query, answers 2xx.
-// A row added to the table is covered here without a line more.
+// A row added to the table is covered here without a line more; a row
+// without a path (TIME) is RESP's only, and no path reaches it.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -44,6 +45,7 @@ TEST(HttpCommands, EveryRowOfTheTableIsAnsweredOverHttp) {
   ASSERT_FALSE(command_rows().empty());
   for (const CommandRow& row : command_rows()) {
     SCOPED_TRACE(std::string(row.resp));
+    if (!row.http()) continue;  // RESP's own (TIME)
     const std::string target = target_of(row, std::to_string(one.id));
     HttpRequest request;
     request.method = row.method;

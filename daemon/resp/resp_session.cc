@@ -86,8 +86,9 @@ constexpr unsigned kLease = 1U << 3;
 constexpr unsigned kHealth = 1U << 4;
 constexpr unsigned kStats = 1U << 5;
 constexpr unsigned kSequences = 1U << 6;
-constexpr unsigned kPublicIds = 1U << 7;
-constexpr unsigned kAllSections = (1U << 8) - 1;
+constexpr unsigned kClock = 1U << 7;
+constexpr unsigned kPublicIds = 1U << 8;
+constexpr unsigned kAllSections = (1U << 9) - 1;
 
 unsigned section_of(std::string_view name) noexcept {
   if (same_word(name, "server")) return kServer;
@@ -97,6 +98,7 @@ unsigned section_of(std::string_view name) noexcept {
   if (same_word(name, "health")) return kHealth;
   if (same_word(name, "stats")) return kStats;
   if (same_word(name, "sequences")) return kSequences;
+  if (same_word(name, "clock")) return kClock;
   if (same_word(name, "publicids")) return kPublicIds;
   if (same_word(name, "all") || same_word(name, "everything") || same_word(name, "default"))
     return kAllSections;
@@ -159,6 +161,43 @@ class InfoText {
  private:
   std::string text_;
 };
+
+// Signed milliseconds with three decimals: "-0.250".
+std::string signed_millis(Duration d) {
+  const auto us = std::chrono::duration_cast<std::chrono::microseconds>(d).count();
+  const std::int64_t mag = us < 0 ? -us : us;
+  std::string frac = std::to_string(mag % 1000);
+  frac.insert(0, 3 - frac.size(), '0');
+  return (us < 0 ? "-" : "") + std::to_string(mag / 1000) + "." + frac;
+}
+
+// The Clock section: the host's bound as SNOWID.CLOCK reports it, chrony's
+// reading, and one line per SNTP server (as Redis writes a replica).
+void info_clock(InfoText& info, const IdService& ids, const ClockReadingsSnapshot& c) {
+  info.section("Clock");
+  const BoundNow b = ids.host_bound().at(ids.clock().mono_now());
+  info.line("clock_bound_source", bound_source_name(b.source));
+  if (b.known()) info.line("clock_bound_ms", signed_millis(b.bound));
+  info.line("chrony", c.chrony_enabled ? "on" : "off");
+  if (c.chrony_enabled) {
+    info.number("chrony_ok", c.chrony_ok ? 1 : 0);
+    if (c.chrony_ok) info.line("chrony_bound_ms", signed_millis(c.chrony_bound));
+    if (!c.chrony_error.empty()) info.line("chrony_error", c.chrony_error);
+    info.number("chrony_failures", c.chrony_failures);
+  }
+  info.number("sntp_servers", c.servers.size());
+  for (std::size_t i = 0; i < c.servers.size(); ++i) {
+    const ServerReading& r = c.servers[i];
+    std::string v = "server=" + r.server + ",ok=" + (r.ok ? "1" : "0");
+    if (r.measured) {
+      v += ",offset_ms=" + signed_millis(r.offset) + ",delay_ms=" + signed_millis(r.delay) +
+           ",stratum=" + std::to_string(r.stratum);
+    }
+    if (!r.failure.empty()) v += ",failure=" + r.failure;
+    v += ",bursts=" + std::to_string(r.bursts) + ",failures=" + std::to_string(r.failures);
+    info.line("sntp" + std::to_string(i), v);
+  }
+}
 
 // The Sequences section: the ticket table and the counters summed over the
 // sequences this daemon serves.
@@ -236,6 +275,7 @@ std::string info_text(IdService& ids, const SequenceService* sequences, unsigned
     }
   }
   if (sections & kSequences) info_sequences(info, sequences);
+  if (sections & kClock) info_clock(info, ids, s.clock);
   if (sections & kPublicIds) {
     info.section("PublicIds");
     info.stats("PublicIds", s);

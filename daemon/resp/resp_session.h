@@ -25,7 +25,8 @@
 //                           Redis does: server (with server_time_usec, the
 //                           wall clock), layout, worker, lease, health, stats,
 //                           sequences (the ticket table's kind and redacted
-//                           URL, the buffers, the counters)
+//                           URL, the buffers, the counters), clock (the
+//                           host's bound, chrony's, each SNTP server's)
 //   QUIT                    +OK, then the connection closes
 //   NEXTSEQ name [count]    the next number of the named sequence, written
 //                           as an id is; with
@@ -42,13 +43,19 @@
 //                           and while this daemon buffers it: buffered,
 //                           ranges_fetched, numbers_issued, step_in_use
 //   SEQLIST                 array of every sequence's name
+//   TIME                    as Redis: [seconds, microseconds], two bulk
+//                           strings, from the generator's clock
+//   SNOWID.CLOCK            map (RESP3) or flat array (RESP2): receive_ns,
+//                           send_ns (written as ids are), bound_source,
+//                           bound_ns, earliest_ns, latest_ns (null while the
+//                           bound is unknown)
 //   CLIENT SETNAME/GETNAME/ID/INFO, SELECT 0, CONFIG GET pattern (empty
 //   answers), COMMAND [COUNT|DOCS] (empty): what stock clients, redis-cli and
 //   redis-benchmark send when they connect, answered so that they work.
 //
-// NEXTID, NEXTIDS, DECODE and the sequence commands are rows of the command
-// table (commands.h), served on HTTP too; resp_commands.h reads their argv
-// and writes their answers. The others are RESP's own and written here.
+// NEXTID, NEXTIDS, DECODE, the sequence commands, TIME and SNOWID.CLOCK are
+// rows of the command table (commands.h), served on HTTP too but for TIME; resp_commands.h reads
+// their argv and writes their answers. The others are RESP's own and written here.
 //
 // Errors are RESP errors whose first word a client can act on: ERR for an
 // unknown command, a wrong number of arguments or a malformed number (as

@@ -72,6 +72,20 @@ constexpr CommandRow kCommands[] = {
      true,
      "",
      Refusing::kSequence},
+    // The clock probes never refuse (but for their arity); kDecode words
+    // nothing of the generator's state.
+    {Op::kTime, "TIME", 0, 0, "", "", Subject::kNone, {}, true, "", Refusing::kDecode},
+    {Op::kClock,
+     "SNOWID.CLOCK",
+     0,
+     0,
+     "GET",
+     "/v1/clock",
+     Subject::kNone,
+     {},
+     true,
+     "",
+     Refusing::kDecode},
 };
 
 bool is_sequence_row(const CommandRow& row) noexcept { return row.refusing == Refusing::kSequence; }
@@ -178,10 +192,29 @@ std::optional<Refusal> Commands::check(const Request& request) const {
   return {};
 }
 
+ClockReading read_clock(const ClockAnswer& a) noexcept {
+  ClockReading r;
+  r.received = a.received;
+  if (a.bound != nullptr) r.bound = a.bound->at(a.clock->mono_now());
+  // The wall clock last: nothing but the encoding follows it.
+  r.sent = a.clock->wall_now();
+  if (r.bound.known()) {
+    r.earliest = r.sent - r.bound.bound;
+    r.latest = r.sent + r.bound.bound;
+  }
+  return r;
+}
+
 Outcome Commands::run(const Request& request) const {
   if (std::optional<Refusal> r = check(request)) return {std::move(*r), {}};
   if (is_sequence_row(*request.row)) return run_sequence(request);
+  if (request.row->op == Op::kTime || request.row->op == Op::kClock) return run_clock(request);
   return run_ids(request);
+}
+
+Outcome Commands::run_clock(const Request&) const {
+  const Clock& clock = ids_.clock();
+  return {ClockAnswer{clock.wall_now(), &clock, &ids_.host_bound()}, {}};
 }
 
 Outcome Commands::run_ids(const Request& request) const {

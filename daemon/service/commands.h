@@ -40,6 +40,8 @@ enum class Op : std::uint8_t {
   kSeqCreate,
   kSeqInfo,
   kSeqList,
+  kTime,   // RESP only: Redis's TIME
+  kClock,  // SNOWID.CLOCK, GET /v1/clock
 };
 
 // Where a parameter's largest value is read: the runtime settings where they
@@ -84,6 +86,9 @@ struct CommandRow {
   bool safe;
   std::string_view effect;  // "issue ids", "take numbers"
   Refusing refusing;        // how a refusal's code is worded (id_service.h)
+
+  // Served over HTTP: a row without a path is RESP's only (TIME).
+  bool http() const noexcept { return !path.empty(); }
 };
 
 // Every command served on both protocols.
@@ -130,6 +135,25 @@ struct SequenceAnswer {
 struct NamesAnswer {
   std::vector<std::string> names;
 };
+// TIME and SNOWID.CLOCK: the generator's clock when the command ran (T2 of
+// the four NTP timestamps), and what the protocol needs to read the send
+// time (T3) as late as it can: when it encodes the reply, the last step
+// before the bytes are queued on the socket.
+struct ClockAnswer {
+  WallTime received;
+  const Clock* clock = nullptr;
+  const HostBound* bound = nullptr;
+};
+// The send time and the host's bound, read now, with the interval
+// [earliest, latest] around the send time (unset when the bound is unknown).
+struct ClockReading {
+  WallTime received;
+  WallTime sent;
+  BoundNow bound;
+  WallTime earliest;
+  WallTime latest;
+};
+ClockReading read_clock(const ClockAnswer& a) noexcept;
 
 // A refusal, decided once; each protocol words it.
 struct Refusal {
@@ -155,7 +179,7 @@ struct Refusal {
 };
 
 using Answer = std::variant<Refusal, IssuedIds, DecodeAnswer, NumbersAnswer, RangeAnswer,
-                            SequenceAnswer, NamesAnswer>;
+                            SequenceAnswer, NamesAnswer, ClockAnswer>;
 
 // The answer, or the work that computes it where waiting on the ticket table
 // is allowed (the server's pool). The work owns copies of what it needs.
@@ -184,6 +208,7 @@ class Commands {
   std::optional<Refusal> check(const Request& request) const;
   Outcome run_ids(const Request& request) const;
   Outcome run_sequence(const Request& request) const;
+  Outcome run_clock(const Request& request) const;
 
   IdService& ids_;
   SequenceService* sequences_;

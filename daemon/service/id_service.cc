@@ -216,6 +216,7 @@ ServiceSnapshot IdService::snapshot() const {
   s.max_batch = max_batch();
   s.started = started_;
   s.now = clock_.wall_now();
+  s.clock = clock_readings_.snapshot();
   // Monotonic: a wall clock stepped back must not look like a restart.
   s.uptime = clock_.mono_now() - started_mono_;
   s.lease_losses = lease_losses_.load(std::memory_order_relaxed);

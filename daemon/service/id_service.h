@@ -39,6 +39,8 @@
 #include <string_view>
 #include <vector>
 
+#include "clock_readings.h"
+#include "host_bound.h"
 #include "snowid/layout.h"
 #include "snowid/leased_generator.h"
 #include "snowid/status.h"
@@ -116,6 +118,7 @@ struct ServiceSnapshot {
   WallTime now;                        // the wall clock when the snapshot was taken
   Duration uptime = Duration::zero();  // on the monotonic clock
   std::uint64_t lease_losses = 0;      // leases lost while running (count_lease_loss)
+  ClockReadingsSnapshot clock;         // the clock reference's last readings
   PublicIdKeyringStats public_ids;
 };
 
@@ -164,6 +167,14 @@ class IdService {
   }
   const Layout& layout() const noexcept { return generator_.layout(); }
   LeasedGenerator& generator() noexcept { return generator_; }
+  // The generator's clock: the clock probes (TIME, SNOWID.CLOCK) read it, so
+  // that they measure the clock that stamps the ids.
+  const Clock& clock() const noexcept { return clock_; }
+  // The host's claim about its clock error, set by whatever reads it.
+  HostBound& host_bound() noexcept { return host_bound_; }
+  const HostBound& host_bound() const noexcept { return host_bound_; }
+  // The clock reference's readings (clock_reference.h writes them).
+  ClockReadings& clock_readings() noexcept { return clock_readings_; }
 
   // Stops issuing (every later call: kFailedPrecondition, SHUTTING_DOWN),
   // then closes the generator: records the fence, releases the lease.
@@ -179,6 +190,8 @@ class IdService {
   std::atomic<std::uint32_t> max_batch_;
   std::atomic<bool> closed_{false};
   std::atomic<std::uint64_t> lease_losses_{0};
+  HostBound host_bound_;
+  ClockReadings clock_readings_;
   std::function<PublicIdKeyringStats()> public_id_stats_;
 
   // Counters, one cache line per slot; a thread uses the slot of its index

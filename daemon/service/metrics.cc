@@ -214,6 +214,50 @@ void render_sequences(Exposition& e, const SequencesSnapshot& q) {
            "Time requests spent waiting for dry buffers.", seconds(q.buffer_wait_time));
 }
 
+// The clock reference: per SNTP server (a series for each configured one)
+// and chrony's bound, each only when configured.
+void render_clock(Exposition& e, const ClockReadingsSnapshot& c) {
+  if (!c.servers.empty()) {
+    e.family("snowid_skew_reference_offset_seconds", "gauge",
+             "The SNTP server's clock minus this host's, from the last burst's sample of least "
+             "delay; the true offset is within half the delay of it.");
+    for (const ServerReading& r : c.servers) {
+      if (r.measured) {
+        e.sample("snowid_skew_reference_offset_seconds", {{"server", r.server}}, seconds(r.offset));
+      }
+    }
+    e.family("snowid_skew_reference_delay_seconds", "gauge",
+             "The round trip of that sample, less the server's own time.");
+    for (const ServerReading& r : c.servers) {
+      if (r.measured) {
+        e.sample("snowid_skew_reference_delay_seconds", {{"server", r.server}}, seconds(r.delay));
+      }
+    }
+    e.family("snowid_skew_reference_up", "gauge", "1 if the server's last burst gave a sample.");
+    for (const ServerReading& r : c.servers) {
+      e.sample("snowid_skew_reference_up", {{"server", r.server}}, boolean(r.ok));
+    }
+    e.family("snowid_skew_reference_failures_total", "counter",
+             "Bursts to the server that gave no sample (timeout, Kiss-o'-Death, leap alarm, ...).");
+    for (const ServerReading& r : c.servers) {
+      e.sample("snowid_skew_reference_failures_total", {{"server", r.server}}, number(r.failures));
+    }
+  }
+  if (c.chrony_enabled) {
+    if (c.chrony_ok) {
+      e.single("snowid_skew_chrony_bound_seconds", "gauge",
+               "chrony's error bound for this host's clock: |system time| + root dispersion + "
+               "root delay / 2, grown by 50 ppm of the last update's age.",
+               seconds(c.chrony_bound));
+    }
+    e.single("snowid_skew_chrony_up", "gauge",
+             "1 if the last read of chrony's tracking gave a bound (synchronised and fresh).",
+             boolean(c.chrony_ok));
+    e.single("snowid_skew_chrony_failures_total", "counter",
+             "Reads of chrony's tracking that gave no bound.", number(c.chrony_failures));
+  }
+}
+
 // The rows of stats.h, a family's HELP and TYPE before its first row.
 void render_stats(Exposition& e, const ServiceSnapshot& service) {
   std::string_view family;
@@ -278,6 +322,8 @@ std::string render_metrics(const ServiceSnapshot& service, const ServerCounters&
   e.single("snowid_clock_moved_back_total", "counter",
            "Requests refused because the clock went back beyond the threshold.",
            number(c.refusals_by_code[static_cast<std::size_t>(Code::kClockMovedBack)]));
+
+  render_clock(e, service.clock);
 
   e.family("snowid_lease_state", "gauge", "The worker-id lease's state: 1 for the current one.");
   for (LeaseState s : kLeaseStates) {

@@ -33,7 +33,11 @@
 //   snowid_sequence_store_latency_seconds (histogram, buckets 1 ms to 2.5 s),
 //   snowid_sequence_buffer_waits_total,
 //   snowid_sequence_buffer_wait_timeouts_total,
-//   snowid_sequence_buffer_wait_seconds_total.
+//   snowid_sequence_buffer_wait_seconds_total; the clock reference's, when
+//   configured: snowid_skew_reference_{offset,delay}_seconds{server},
+//   snowid_skew_reference_up{server}, snowid_skew_reference_failures_total{server},
+//   snowid_skew_chrony_bound_seconds, snowid_skew_chrony_up,
+//   snowid_skew_chrony_failures_total.
 #pragma once
 
 #include <array>

@@ -184,6 +184,19 @@ Result<SettingValue> parse_value(const SettingInfo& info, std::string_view text)
       if (!urls.is_ok()) return fail(urls.status().message());
       return SettingValue(std::move(urls).value());
     }
+    case SettingType::kAddresses: {
+      std::vector<Address> list;
+      if (text.empty() || text == "off") return SettingValue(std::move(list));
+      for (std::size_t start = 0;;) {
+        const std::size_t comma = text.find(',', start);
+        Result<Address> a = parse_address(text.substr(start, comma - start));
+        if (!a.is_ok()) return fail(a.status().message());
+        list.push_back(std::move(a).value());
+        if (comma == std::string_view::npos) break;
+        start = comma + 1;
+      }
+      return SettingValue(std::move(list));
+    }
   }
   return fail("has an unknown type");
 }
@@ -202,6 +215,9 @@ void assign(std::optional<Address>& field, SettingValue&& v) {
   field = take<std::optional<Address>>(std::move(v));
 }
 void assign(bool& field, SettingValue&& v) { field = take<bool>(std::move(v)); }
+void assign(std::vector<Address>& field, SettingValue&& v) {
+  field = take<std::vector<Address>>(std::move(v));
+}
 void assign(std::vector<std::string>& field, SettingValue&& v) {
   field = take<std::vector<std::string>>(std::move(v));
 }
@@ -278,6 +294,8 @@ std::string_view setting_type_name(SettingType type) noexcept {
       return "bool";
     case SettingType::kEndpoints:
       return "urls";
+    case SettingType::kAddresses:
+      return "addresses";
   }
   return "?";
 }

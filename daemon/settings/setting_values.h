@@ -23,7 +23,7 @@ inline constexpr std::array<std::string_view, 4> kLogLevelNames = {"debug", "inf
                                                                    "error"};
 
 struct SettingValue : std::variant<std::string, std::int64_t, Duration, std::optional<Address>,
-                                   bool, std::vector<std::string>> {
+                                   bool, std::vector<std::string>, std::vector<Address>> {
   using variant::variant;
 };
 
@@ -55,6 +55,7 @@ void assign(Duration& field, SettingValue&& v);
 void assign(std::optional<Address>& field, SettingValue&& v);
 void assign(bool& field, SettingValue&& v);
 void assign(std::vector<std::string>& field, SettingValue&& v);
+void assign(std::vector<Address>& field, SettingValue&& v);
 void assign(LogLevel& field, SettingValue&& v);
 
 // The SettingField of the member `M` of Settings.

@@ -128,6 +128,14 @@ struct Settings {
   std::uint32_t sequence_threads = 4;  // the pool that waits on the ticket table
   std::uint32_t max_sequences = 1000;  // sequences with a buffer (and a fetcher thread) at once
 
+  // The clock reference (skew/): SNTP servers queried every `sntp_poll`
+  // (empty: none), and chrony's tracking read every second through
+  // `chronyc` ("off" or empty: not read) on `chrony_socket` (empty:
+  // chronyc's default).
+  std::vector<Address> sntp_servers;
+  Duration sntp_poll = std::chrono::seconds(16);
+  std::string chronyc = "off";
+  std::string chrony_socket;
   // Public ids (docs/public-id.md): the keyring file, re-read on every
   // SIGHUP; empty: off. Who may unwrap: local, token or any (docs/daemon.md).
   std::string public_id_keys;              // runtime
@@ -147,6 +155,7 @@ enum class SettingType : std::uint8_t {
   kEnum,       // one of `choices`
   kBool,       // true/false (flags: --name alone means true)
   kEndpoints,  // URL[,URL...] (TOML: also an array of strings); "" or "off": none
+  kAddresses,  // host:port[,host:port...] (TOML: also an array of strings); "" or "off": none
 };
 std::string_view setting_type_name(SettingType type) noexcept;
 

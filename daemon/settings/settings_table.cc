@@ -332,6 +332,29 @@ constexpr SettingInfo kSettings[] = {
      .description =
          "Most sequences served at once, each with a buffer and a fetcher thread. A request for "
          "one more is refused with RESOURCE_EXHAUSTED (HTTP 503, not retryable)."},
+    {.name = "sntp_servers", .flag = "--sntp-servers", .env = "SNOWID_SNTP_SERVERS",
+     .type = kAddresses,
+     .default_text = "off",
+     .field = field_of<&Settings::sntp_servers>,
+     .description =
+         "NTP servers to measure this host's clock against (host:port[,host:port...]), each "
+         "with a burst of 4 queries every sntp_poll; off: none. Burst only servers you run."},
+    {.name = "sntp_poll", .flag = "--sntp-poll", .env = "SNOWID_SNTP_POLL",
+     .type = kDuration, .min = 1000, .max = kHourMs,
+     .default_text = "16s",
+     .field = field_of<&Settings::sntp_poll>,
+     .description =
+         "Time between bursts to each SNTP server; at least 15s for a server shared with "
+         "others (RFC 4330)."},
+    {.name = "chronyc", .flag = "--chronyc", .env = "SNOWID_CHRONYC",
+     .default_text = "off",
+     .field = field_of<&Settings::chronyc>,
+     .description =
+         "chronyc, run every second (chronyc -c tracking) for the host's error bound that "
+         "SNOWID.CLOCK reports; off: not read, the bound is unknown."},
+    {.name = "chrony_socket", .flag = "--chrony-socket", .env = "SNOWID_CHRONY_SOCKET",
+     .field = field_of<&Settings::chrony_socket>,
+     .description = "chronyd's command socket for chronyc -h; empty: chronyc's default."},
     // Public ids.
     {.name = "public_id_keys", .flag = "--public-id-keys", .env = "SNOWID_PUBLIC_ID_KEYS",
      .type = kString,

@@ -614,6 +614,8 @@ std::vector<std::string> other_values(const SettingInfo& info) {
       return {"127.0.0.1:1", "off"};
     case SettingType::kEndpoints:
       return {"http://other:1", "off"};
+    case SettingType::kAddresses:
+      return {"127.0.0.1:1,[::1]:2", "off"};
   }
   return {};
 }

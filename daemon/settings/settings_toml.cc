@@ -56,6 +56,7 @@ Result<std::string> toml_text(const SettingInfo& info, const toml::node& node) {
       if (const auto* b = node.as_boolean()) return std::string(b->get() ? "true" : "false");
       return wrong("true or false");
     case SettingType::kEndpoints:
+    case SettingType::kAddresses:
       if (const auto* s = node.as_string()) return s->get();
       if (const auto* a = node.as_array()) {
         std::string joined;

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <charconv>
 #include <cstdio>
 #include <cstdlib>
 #include <nlohmann/json.hpp>
@@ -414,6 +415,116 @@ TEST_F(ClockTest, RestartBehindThePersistedFenceIsRefusedEvenWithoutTheLeaseMark
     ASSERT_EQ(std::remove(mark.c_str()), 0) << "no mark file at " << mark;
   }
   expect_refused_then_fine(pinned, max_issued, {"FAILED_PRECONDITION", "fence", "clock"});
+}
+
+// One probe: the daemon's reading against the midpoint of this process's
+// send and receive times (Cristian), and the round trip.
+struct Probe {
+  std::chrono::nanoseconds offset{0};
+  std::chrono::nanoseconds rtt{0};
+};
+
+std::int64_t real_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+// The lowest-delay probe of `n`: queueing on either side only adds delay,
+// so it is the one least disturbed.
+template <typename ReadNs>
+std::optional<Probe> best_of(int n, ReadNs read_ns) {
+  std::optional<Probe> best;
+  for (int i = 0; i < n; ++i) {
+    const std::int64_t t1 = real_ns();
+    const std::optional<std::int64_t> server = read_ns();
+    const std::int64_t t4 = real_ns();
+    if (!server) return std::nullopt;
+    const Probe p{std::chrono::nanoseconds(*server - (t1 + (t4 - t1) / 2)),
+                  std::chrono::nanoseconds(t4 - t1)};
+    if (!best || p.rtt < best->rtt) best = p;
+  }
+  return best;
+}
+
+std::optional<std::int64_t> decimal(const std::string& text) {
+  std::int64_t v = 0;
+  const auto r = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (r.ec != std::errc() || r.ptr != text.data() + text.size()) return std::nullopt;
+  return v;
+}
+
+// The daemon runs 250 ms ahead of this process: TIME, SNOWID.CLOCK and
+// /v1/clock each measure that offset, to within the probe's own round trip
+// (plus TIME's microsecond).
+TEST_F(ClockTest, ProbesOverRespAndHttpMeasureTheDaemonsOwnClock) {
+  set_offset("+0.250");
+  auto d = start_ready();
+  auto c = RespConn::connect_unix(dir_.socket());
+  ASSERT_TRUE(c.has_value());
+  const auto expect_near = [](const std::optional<Probe>& p, const char* what) {
+    ASSERT_TRUE(p.has_value()) << what;
+    const auto error = p->offset - std::chrono::milliseconds(250);
+    EXPECT_LE(std::chrono::abs(error),
+              p->rtt / 2 + std::chrono::microseconds(1) + std::chrono::milliseconds(2))
+        << what << ": offset " << p->offset.count() << " ns, rtt " << p->rtt.count() << " ns";
+  };
+
+  expect_near(best_of(8,
+                      [&]() -> std::optional<std::int64_t> {
+                        const auto r = c->command({"TIME"});
+                        if (!r || r->type != RespValue::Type::kArray || r->elems.size() != 2 ||
+                            r->elems[0].type != RespValue::Type::kBulk) {
+                          ADD_FAILURE() << "TIME: " << (r ? r->debug() : "no reply");
+                          return std::nullopt;
+                        }
+                        const auto s = wide_value(r->elems[0]);
+                        const auto us = wide_value(r->elems[1]);
+                        if (!s || !us || *us < 0 || *us > 999999) return std::nullopt;
+                        return *s * 1000000000 + *us * 1000;
+                      }),
+              "TIME");
+
+  expect_near(best_of(8,
+                      [&]() -> std::optional<std::int64_t> {
+                        const auto r = c->command({"SNOWID.CLOCK"});
+                        if (!r) return std::nullopt;
+                        const RespValue* rx = r->field("receive_ns");
+                        const RespValue* tx = r->field("send_ns");
+                        const RespValue* source = r->field("bound_source");
+                        if (rx == nullptr || tx == nullptr || source == nullptr ||
+                            rx->type != RespValue::Type::kBulk) {
+                          ADD_FAILURE() << "SNOWID.CLOCK: " << r->debug();
+                          return std::nullopt;
+                        }
+                        EXPECT_EQ(source->str, "unknown") << "no chrony is read";
+                        const auto t2 = wide_value(*rx);
+                        const auto t3 = wide_value(*tx);
+                        if (!t2 || !t3) return std::nullopt;
+                        EXPECT_LE(*t2, *t3) << "received before sent";
+                        return *t2 + (*t3 - *t2) / 2;
+                      }),
+              "SNOWID.CLOCK");
+
+  auto h = HttpConn::connect(d->http_port());
+  ASSERT_TRUE(h.has_value());
+  expect_near(best_of(8,
+                      [&]() -> std::optional<std::int64_t> {
+                        const auto r = h->get("/v1/clock");
+                        if (!r || r->status != 200) return std::nullopt;
+                        const json j = json::parse(r->body, nullptr, false);
+                        if (j.is_discarded() || !j["receive_ns"].is_string() ||
+                            !j["send_ns"].is_string() || !j["bound_ns"].is_null()) {
+                          ADD_FAILURE() << "/v1/clock: " << r->body;
+                          return std::nullopt;
+                        }
+                        const auto t2 = decimal(j["receive_ns"].get<std::string>());
+                        const auto t3 = decimal(j["send_ns"].get<std::string>());
+                        if (!t2 || !t3) return std::nullopt;
+                        EXPECT_LE(*t2, *t3);
+                        return *t2 + (*t3 - *t2) / 2;
+                      }),
+              "/v1/clock");
 }
 
 }  // namespace

@@ -124,6 +124,19 @@ def integer_opt_in(r, ledger):
     stream.accept([r.execute_command("NEXTID")])
 
 
+def check_time(r):
+    """TIME as Redis answers it: redis-py's time() gives (seconds,
+    microseconds), the daemon's clock between this process's reads."""
+    before_us = time.time_ns() // 1000
+    seconds, micros = r.time()
+    after_us = time.time_ns() // 1000
+    assert type(seconds) is int and type(micros) is int, (seconds, micros)
+    assert 0 <= micros < 1_000_000, micros
+    at_us = seconds * 1_000_000 + micros
+    assert before_us - 1 <= at_us <= after_us + 1, (
+        "TIME %d us, outside this process's [%d, %d]" % (at_us, before_us, after_us))
+
+
 def main():
     ledger = Ledger()
     # One connection each, so that IDFORMAT and the order of ids hold on it.
@@ -139,6 +152,8 @@ def main():
         ids_on_one_connection(over_tcp, ledger)
         integer_opt_in(over_unix, ledger)
         integer_opt_in(over_tcp, ledger)
+        check_time(over_unix)
+        check_time(over_tcp)
         issued = over_unix.info("stats")["ids_issued"]
         assert issued == ledger.received, (
             "INFO ids_issued %d, but %d ids received" % (issued, ledger.received))
