@@ -47,6 +47,9 @@
 #if SNOWID_DAEMON_SEQUENCE_STORES
 #include "ticket_store_url.h"
 #endif
+#if SNOWID_DAEMON_PUBLIC_IDS
+#include "public_ids.h"
+#endif
 
 #ifndef SNOWID_VERSION
 #define SNOWID_VERSION "unknown"
@@ -106,11 +109,60 @@ std::string usage() {
       "default and whether SIGHUP can change it.\n"
       "\n"
       "Signals: SIGTERM or SIGINT stops (in-flight requests are answered, the lease released);\n"
-      "SIGHUP reloads the runtime settings (log_level, max_batch).\n"
+      "SIGHUP reloads the runtime settings (log_level, max_batch, public_id_unwrap) and\n"
+      "re-reads the public_id_keys file.\n"
       "Exit status: 0 stopped cleanly, 1 start or release failed, 2 bad configuration (the\n"
       "settings, a layout, region or host that does not fit, a port in use).\n";
   return out;
 }
+
+#if SNOWID_DAEMON_PUBLIC_IDS
+// Puts the keyring file at `path` in use (empty: off) and logs what is now
+// in use, by fingerprint.
+Status load_public_ids(PublicIds& ids, const std::string& path, bool reload, Logger& log) {
+  const Status s = reload ? ids.reload(path) : ids.load(path);
+  if (!s.is_ok()) return s;
+  const std::shared_ptr<const PublicIdCodec> codec = ids.current();
+  if (codec == nullptr) {
+    log.info("public id keys", {{"state", "off"}});
+  } else {
+    const PublicIdKeyring& keys = codec->keys();
+    log.info("public id keys",
+             {{"state", reload ? "reloaded" : "loaded"},
+              {"path", path},
+              {"policy", key_policy_name(keys.policy())},
+              {"primary_slot", keys.primary_slot()},
+              {"primary_fingerprint", keys.slot(keys.primary_slot())->fingerprint},
+              {"slots", describe_keyring(keys)}});
+  }
+  return s;
+}
+
+// SIGHUP: a file that does not load leaves the keyring in use.
+void reload_public_ids(PublicIds& ids, const std::string& path, Logger& log) {
+  if (const Status s = load_public_ids(ids, path, true, log); !s.is_ok()) {
+    const std::shared_ptr<const PublicIdCodec> kept = ids.current();
+    log.error("public id keys reload failed",
+              {{"code", code_name(s.code())},
+               {"error", s.message()},
+               {"kept", kept == nullptr ? std::string("off") : describe_keyring(kept->keys())}});
+  }
+}
+#else
+// Built without public ids: nothing to load, and a keyring is refused.
+struct PublicIds {};
+Status load_public_ids(PublicIds&, const std::string& path, bool, Logger&) {
+  if (path.empty()) return Status::ok();
+  return Status(Code::kInvalidArgument,
+                "public_id_keys: this snowidd was built without public ids; leave it empty");
+}
+void reload_public_ids(PublicIds& ids, const std::string& path, Logger& log) {
+  if (const Status s = load_public_ids(ids, path, true, log); !s.is_ok()) {
+    log.error("public id keys reload failed",
+              {{"code", code_name(s.code())}, {"error", s.message()}});
+  }
+}
+#endif
 
 // Everything the running daemon needs after start.
 struct Running {
@@ -120,6 +172,7 @@ struct Running {
   Logger& log;
   IdService& service;
   LeasedGenerator& generator;
+  PublicIds& public_ids;
 };
 
 void reload(Running& r) {
@@ -132,8 +185,18 @@ void reload(Running& r) {
   const RuntimeTargets targets{
       .set_log_level = [&r](LogLevel level) { r.log.set_level(level); },
       .set_max_batch = [&r](std::uint32_t n) { r.service.set_max_batch(n); },
+      .set_public_id_keys =
+          [&r](const std::string& path) { reload_public_ids(r.public_ids, path, r.log); },
+      // Unwrap reads it from the running settings.
+      .set_public_id_unwrap = [](const std::string&) {},
   };
+  const std::string keys_before = r.settings.public_id_keys;
   const std::string changed = apply_runtime(r.settings, fresh.value(), targets);
+  // The keyring file is re-read on every SIGHUP, whether its path changed or
+  // not: rotating keys changes the file, not the setting.
+  if (r.settings.public_id_keys == keys_before && !keys_before.empty()) {
+    reload_public_ids(r.public_ids, keys_before, r.log);
+  }
   r.log.info("reloaded", {{"changed", changed},
                           {"log_level", log_level_name(r.settings.log_level)},
                           {"max_batch", r.settings.max_batch}});
@@ -302,6 +365,20 @@ int run(int argc, char** argv) {
   }
   if (!setup->warning.empty()) log.warn("setting warning", {{"warning", setup->warning}});
 
+    // A keyring that is unreadable, invalid or readable by group or others is
+    // a configuration mistake: refused before any lease is taken.
+#if SNOWID_DAEMON_PUBLIC_IDS
+  PublicIds public_ids(setup->layout.layout, clock);
+#else
+  PublicIds public_ids;
+#endif
+  if (const Status keys = load_public_ids(public_ids, settings.public_id_keys, false, log);
+      !keys.is_ok()) {
+    log.error("start failed",
+              {{"code", code_name(keys.code())}, {"error", "public_id_keys: " + keys.message()}});
+    return kExitUsage;
+  }
+
   const SequenceBufferOptions buffering = buffer_options(settings);
   if (const Status valid = validate(buffering); !valid.is_ok()) {
     log.error("start failed", {{"code", code_name(valid.code())}, {"error", valid.message()}});
@@ -358,6 +435,9 @@ int run(int argc, char** argv) {
   log.info("lease acquired", {{"region", worker.region}, {"host", worker.host}});
 
   IdService service(generator, clock, settings.max_batch);
+#if SNOWID_DAEMON_PUBLIC_IDS
+  service.set_public_id_stats([&public_ids] { return keyring_stats(public_ids); });
+#endif
   service_for_events.store(&service, std::memory_order_release);
   const HttpHandler handler(
       service,
@@ -380,7 +460,7 @@ int run(int argc, char** argv) {
   server->serve(service, handler, &sequence_service);
   log.info("ready", {{"region", worker.region}, {"host", worker.host}});
 
-  Running running{settings, argc, argv, log, service, generator};
+  Running running{settings, argc, argv, log, service, generator, public_ids};
   bool unhealthy_logged = false;
   int stop_signal = 0;
   while (stop_signal == 0) {

@@ -87,7 +87,8 @@ constexpr unsigned kHealth = 1U << 4;
 constexpr unsigned kStats = 1U << 5;
 constexpr unsigned kSequences = 1U << 6;
 constexpr unsigned kClock = 1U << 7;
-constexpr unsigned kAllSections = (1U << 8) - 1;
+constexpr unsigned kPublicIds = 1U << 8;
+constexpr unsigned kAllSections = (1U << 9) - 1;
 
 unsigned section_of(std::string_view name) noexcept {
   if (same_word(name, "server")) return kServer;
@@ -98,6 +99,7 @@ unsigned section_of(std::string_view name) noexcept {
   if (same_word(name, "stats")) return kStats;
   if (same_word(name, "sequences")) return kSequences;
   if (same_word(name, "clock")) return kClock;
+  if (same_word(name, "publicids")) return kPublicIds;
   if (same_word(name, "all") || same_word(name, "everything") || same_word(name, "default"))
     return kAllSections;
   return 0;
@@ -274,6 +276,11 @@ std::string info_text(IdService& ids, const SequenceService* sequences, unsigned
   }
   if (sections & kSequences) info_sequences(info, sequences);
   if (sections & kClock) info_clock(info, ids, s.clock);
+  if (sections & kPublicIds) {
+    info.section("PublicIds");
+    info.stats("PublicIds", s);
+    info.line("public_id_primary_fingerprint", s.public_ids.primary_fingerprint);
+  }
   return info.text();
 }
 

@@ -220,6 +220,7 @@ ServiceSnapshot IdService::snapshot() const {
   // Monotonic: a wall clock stepped back must not look like a restart.
   s.uptime = clock_.mono_now() - started_mono_;
   s.lease_losses = lease_losses_.load(std::memory_order_relaxed);
+  if (public_id_stats_) s.public_ids = public_id_stats_();
   return s;
 }
 

@@ -34,6 +34,7 @@
 #include <array>
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -90,6 +91,18 @@ struct ServiceCounters {
 
 // What INFO and /metrics show, read at one moment (each part consistent with
 // itself, not with each other).
+// The public-id keyring as INFO and /metrics show it (the daemon's
+// public_ids.h fills it in; off when the daemon has no keyring).
+struct PublicIdKeyringStats {
+  bool on = false;
+  std::uint64_t reloads = 0;          // SIGHUP reloads that put a keyring in use
+  std::uint64_t reload_failures = 0;  // reloads refused: the old keyring kept
+  // Slots by state, indexed by snowid::KeyState: primary, active, decrypt, retired.
+  std::array<std::uint32_t, 4> slots_by_state{};
+  int primary_slot = -1;
+  std::string primary_fingerprint;  // 8 hex digits; empty when off
+};
+
 struct ServiceSnapshot {
   Layout layout = Layout::snowid_default();
   WorkerId worker;
@@ -106,6 +119,7 @@ struct ServiceSnapshot {
   Duration uptime = Duration::zero();  // on the monotonic clock
   std::uint64_t lease_losses = 0;      // leases lost while running (count_lease_loss)
   ClockReadingsSnapshot clock;         // the clock reference's last readings
+  PublicIdKeyringStats public_ids;
 };
 
 class IdService {
@@ -146,6 +160,11 @@ class IdService {
   void count_lease_loss() noexcept { lease_losses_.fetch_add(1, std::memory_order_relaxed); }
 
   ServiceSnapshot snapshot() const;
+  // Where snapshot() reads the public-id keyring's figures; set before the
+  // service is shared between threads. Unset: off.
+  void set_public_id_stats(std::function<PublicIdKeyringStats()> read) {
+    public_id_stats_ = std::move(read);
+  }
   const Layout& layout() const noexcept { return generator_.layout(); }
   LeasedGenerator& generator() noexcept { return generator_; }
   // The generator's clock: the clock probes (TIME, SNOWID.CLOCK) read it, so
@@ -173,6 +192,7 @@ class IdService {
   std::atomic<std::uint64_t> lease_losses_{0};
   HostBound host_bound_;
   ClockReadings clock_readings_;
+  std::function<PublicIdKeyringStats()> public_id_stats_;
 
   // Counters, one cache line per slot; a thread uses the slot of its index
   // modulo kSlots, so two event-loop threads do not share a line.

@@ -337,6 +337,15 @@ std::string render_metrics(const ServiceSnapshot& service, const ServerCounters&
             {"layout", service.layout.name()}},
            "1");
 
+  e.family("snowid_public_id_primary_info", "gauge",
+           "The public-id keyring's primary slot and its key's fingerprint; 0 with empty labels "
+           "while public ids are off.");
+  const PublicIdKeyringStats& keys = service.public_ids;
+  e.sample("snowid_public_id_primary_info",
+           {{"slot", keys.on ? number(static_cast<std::uint64_t>(keys.primary_slot)) : ""},
+            {"fingerprint", keys.primary_fingerprint}},
+           boolean(keys.on));
+
   constexpr Transport kAll[] = {Transport::kUnix, Transport::kTcp, Transport::kHttp};
   e.family("snowid_connections_total", "counter", "Connections accepted, by transport.");
   for (Transport t : kAll) {

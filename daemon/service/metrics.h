@@ -17,7 +17,11 @@
 //   snowid_connections_total{transport}, snowid_connections_open{transport},
 //   snowid_protocol_errors_total{transport},
 //   snowid_first_request_timeouts_total{transport}, snowid_http_requests_total{code},
-//   snowid_uptime_seconds, snowid_max_batch; the named sequences':
+//   snowid_uptime_seconds, snowid_max_batch; the public-id keyring's:
+//   snowid_public_id_keys_loaded, snowid_public_id_keyring_reloads_total,
+//   snowid_public_id_keyring_reload_failures_total,
+//   snowid_public_id_keyring_slots{state}, snowid_public_id_primary_info{slot,fingerprint};
+//   the named sequences':
 //   snowid_sequence_store_info{kind} 1,
 //   snowid_sequence_numbers_issued_total{sequence},
 //   snowid_sequence_numbers_lost_total{sequence},

@@ -376,10 +376,15 @@ TEST(Metrics, ExactlyTheDocumentedFamiliesWithTheirTypes) {
       {"snowid_lease_losses_total", "counter"},
       {"snowid_ready", "gauge"},
       {"snowid_healthy", "gauge"},
+      {"snowid_public_id_keys_loaded", "gauge"},
+      {"snowid_public_id_keyring_reloads_total", "counter"},
+      {"snowid_public_id_keyring_reload_failures_total", "counter"},
+      {"snowid_public_id_keyring_slots", "gauge"},
       {"snowid_refusals_total", "counter"},
       {"snowid_clock_moved_back_total", "counter"},
       {"snowid_lease_state", "gauge"},
       {"snowid_worker_info", "gauge"},
+      {"snowid_public_id_primary_info", "gauge"},
       {"snowid_connections_total", "counter"},
       {"snowid_connections_open", "gauge"},
       {"snowid_protocol_errors_total", "counter"},
@@ -619,11 +624,33 @@ TEST(Metrics, SequenceLabelValuesAreEscapedToo) {
   EXPECT_EQ(e.value("snowid_sequence_ranges_served_total", {{"sequence", "q\"\\\n"}}), 36.0);
 }
 
+TEST(Metrics, PublicIdKeyringFiguresAndThePrimaryFingerprint) {
+  ServiceSnapshot s{};
+  s.public_ids.on = true;
+  s.public_ids.reloads = 3;
+  s.public_ids.reload_failures = 2;
+  s.public_ids.slots_by_state = {1, 1, 0, 2};
+  s.public_ids.primary_slot = 1;
+  s.public_ids.primary_fingerprint = "5e6f7a8b";
+  ServerCounters server;
+  const Exposition e = render_and_parse(s, server);
+  EXPECT_EQ(e.value("snowid_public_id_keys_loaded"), 1.0);
+  EXPECT_EQ(e.value("snowid_public_id_keyring_reloads_total"), 3.0);
+  EXPECT_EQ(e.value("snowid_public_id_keyring_reload_failures_total"), 2.0);
+  EXPECT_EQ(e.value("snowid_public_id_keyring_slots", {{"state", "primary"}}), 1.0);
+  EXPECT_EQ(e.value("snowid_public_id_keyring_slots", {{"state", "decrypt"}}), 0.0);
+  EXPECT_EQ(e.value("snowid_public_id_keyring_slots", {{"state", "retired"}}), 2.0);
+  EXPECT_EQ(e.value("snowid_public_id_primary_info", {{"slot", "1"}, {"fingerprint", "5e6f7a8b"}}),
+            1.0);
+}
+
 TEST(Metrics, AnEmptySnapshotIsStillComplete) {
   const ServiceSnapshot s{};
   ServerCounters server;
   const Exposition e = render_and_parse(s, server);
-  EXPECT_EQ(e.families.size(), 42u);
+  EXPECT_EQ(e.families.size(), 47u);
+  EXPECT_EQ(e.value("snowid_public_id_keys_loaded"), 0.0);
+  EXPECT_EQ(e.value("snowid_public_id_primary_info", {{"slot", ""}, {"fingerprint", ""}}), 0.0);
   EXPECT_EQ(e.value("snowid_ids_issued_total"), 0.0);
   EXPECT_EQ(e.value("snowid_lease_state", {{"state", "held"}}), 1.0);
   EXPECT_EQ(e.value("snowid_uptime_seconds"), 0.0);

@@ -77,6 +77,25 @@ constexpr StatRow kStats[] = {
     {"Health", "healthy", "snowid_healthy", "", "", kGauge, StatUnit::kFlag,
      "1 while the generator is healthy (no refusal that stands, such as a clock moved back).",
      [](S s) { return count(s.health.is_ok() ? 1 : 0); }},
+    // PublicIds (the primary's fingerprint is written beside the list)
+    {"PublicIds", "public_id_keys", "snowid_public_id_keys_loaded", "", "", kGauge, StatUnit::kFlag,
+     "1 while a public-id keyring is in use.", [](S s) { return count(s.public_ids.on ? 1 : 0); }},
+    {"PublicIds", "public_id_keyring_reloads", "snowid_public_id_keyring_reloads_total", "", "",
+     kCounter, kCount, "SIGHUP reloads that put a public-id keyring file in use.",
+     [](S s) { return count(s.public_ids.reloads); }},
+    {"PublicIds", "public_id_keyring_reload_failures",
+     "snowid_public_id_keyring_reload_failures_total", "", "", kCounter, kCount,
+     "SIGHUP reloads of the public-id keyring refused; the keyring in use was kept.",
+     [](S s) { return count(s.public_ids.reload_failures); }},
+    {"PublicIds", "public_id_slots_primary", "snowid_public_id_keyring_slots", "state", "primary",
+     kGauge, kCount, "Public-id keyring slots in use, by state.",
+     [](S s) { return count(s.public_ids.slots_by_state[0]); }},
+    {"PublicIds", "public_id_slots_active", "snowid_public_id_keyring_slots", "state", "active",
+     kGauge, kCount, "", [](S s) { return count(s.public_ids.slots_by_state[1]); }},
+    {"PublicIds", "public_id_slots_decrypt", "snowid_public_id_keyring_slots", "state", "decrypt",
+     kGauge, kCount, "", [](S s) { return count(s.public_ids.slots_by_state[2]); }},
+    {"PublicIds", "public_id_slots_retired", "snowid_public_id_keyring_slots", "state", "retired",
+     kGauge, kCount, "", [](S s) { return count(s.public_ids.slots_by_state[3]); }},
 };
 
 }  // namespace

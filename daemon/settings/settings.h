@@ -136,6 +136,10 @@ struct Settings {
   Duration sntp_poll = std::chrono::seconds(16);
   std::string chronyc = "off";
   std::string chrony_socket;
+  // Public ids (docs/public-id.md): the keyring file, re-read on every
+  // SIGHUP; empty: off. Who may unwrap: local, token or any (docs/daemon.md).
+  std::string public_id_keys;              // runtime
+  std::string public_id_unwrap = "local";  // runtime
 
   // Legal but risky choices (a non-loopback listener without a token, a
   // secret given as a flag), for the daemon to log at start.
@@ -172,6 +176,8 @@ struct SettingField {
 struct RuntimeTargets {
   std::function<void(LogLevel)> set_log_level;
   std::function<void(std::uint32_t)> set_max_batch;
+  std::function<void(const std::string&)> set_public_id_keys;
+  std::function<void(const std::string&)> set_public_id_unwrap;
 };
 
 // One setting, declared once in settings_table.cc.

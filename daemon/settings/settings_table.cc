@@ -23,6 +23,7 @@ using enum SettingType;
 constexpr std::int64_t kHourMs = 3600 * 1000;
 
 constexpr std::array<std::string_view, 3> kRegistries = {"auto", "file", "etcd"};
+constexpr std::array<std::string_view, 3> kUnwrapCallers = {"local", "token", "any"};
 
 // The checks of string settings.
 std::string_view not_empty(std::string_view text) {
@@ -82,6 +83,12 @@ Status default_sequences(Settings& s, const host::Environment&) {
 // The apply hooks of the runtime settings.
 void apply_max_batch(const Settings& s, const RuntimeTargets& t) { t.set_max_batch(s.max_batch); }
 void apply_log_level(const Settings& s, const RuntimeTargets& t) { t.set_log_level(s.log_level); }
+void apply_public_id_keys(const Settings& s, const RuntimeTargets& t) {
+  t.set_public_id_keys(s.public_id_keys);
+}
+void apply_public_id_unwrap(const Settings& s, const RuntimeTargets& t) {
+  t.set_public_id_unwrap(s.public_id_unwrap);
+}
 
 // clang-format off
 constexpr SettingInfo kSettings[] = {
@@ -348,6 +355,23 @@ constexpr SettingInfo kSettings[] = {
     {.name = "chrony_socket", .flag = "--chrony-socket", .env = "SNOWID_CHRONY_SOCKET",
      .field = field_of<&Settings::chrony_socket>,
      .description = "chronyd's command socket for chronyc -h; empty: chronyc's default."},
+    // Public ids.
+    {.name = "public_id_keys", .flag = "--public-id-keys", .env = "SNOWID_PUBLIC_ID_KEYS",
+     .type = kString,
+     .default_text = "",
+     .field = field_of<&Settings::public_id_keys>, .apply = apply_public_id_keys,
+     .description =
+         "The public-id keyring file (mode 0600 or stricter); empty: public ids are off. Re-read "
+         "on every SIGHUP: a valid file replaces the keyring, an invalid one is logged and the "
+         "running keyring kept. At start an invalid or group- or world-readable file is exit 2."},
+    {.name = "public_id_unwrap", .flag = "--public-id-unwrap", .env = "SNOWID_PUBLIC_ID_UNWRAP",
+     .type = kEnum, .choices = kUnwrapCallers,
+     .default_text = "local",
+     .field = field_of<&Settings::public_id_unwrap>, .apply = apply_public_id_unwrap,
+     .description =
+         "Who may unwrap public ids: local (the Unix socket, and TCP RESP or HTTP connections "
+         "from a loopback address), token (an HTTP request with the bearer token, or a RESP "
+         "connection after AUTH with it; the Unix socket too) or any."},
 };
 // clang-format on
 

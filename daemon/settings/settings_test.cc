@@ -559,12 +559,13 @@ TEST(SettingsTable, NamesFlagsAndVariablesAreDerivedAndUnique) {
   }
 }
 
-TEST(SettingsTable, OnlyLogLevelAndMaxBatchChangeAtRunTime) {
+TEST(SettingsTable, OnlyTheLogMaxBatchAndPublicIdSettingsChangeAtRunTime) {
   std::set<std::string_view> runtime;
   for (const SettingInfo& info : settings_table()) {
     if (info.runtime()) runtime.insert(info.name);
   }
-  EXPECT_EQ(runtime, (std::set<std::string_view>{"log_level", "max_batch"}));
+  EXPECT_EQ(runtime, (std::set<std::string_view>{"log_level", "max_batch", "public_id_keys",
+                                                 "public_id_unwrap"}));
 }
 
 TEST(SettingsTable, EveryDefaultIsAcceptedByItsOwnSetting) {
@@ -682,6 +683,8 @@ TEST(SettingsList, EachRowOwnsItsFieldForReloadAndTheFixedCheck) {
     const RuntimeTargets targets{
         .set_log_level = [&](LogLevel) { applied.push_back("log_level"); },
         .set_max_batch = [&](std::uint32_t) { applied.push_back("max_batch"); },
+        .set_public_id_keys = [&](const std::string&) { applied.push_back("public_id_keys"); },
+        .set_public_id_unwrap = [&](const std::string&) { applied.push_back("public_id_unwrap"); },
     };
     Settings running = base;
     if (info.runtime()) {
@@ -708,6 +711,8 @@ TEST(SettingsList, ReloadAppliesEveryChangedRuntimeSettingOnce) {
   const RuntimeTargets targets{
       .set_log_level = [&](LogLevel l) { levels.push_back(l); },
       .set_max_batch = [&](std::uint32_t n) { batches.push_back(n); },
+      .set_public_id_keys = {},
+      .set_public_id_unwrap = {},
   };
   EXPECT_EQ(apply_runtime(running, fresh.value(), targets), "log_level,max_batch");
   EXPECT_EQ(levels, std::vector<LogLevel>{LogLevel::kDebug});
@@ -717,6 +722,26 @@ TEST(SettingsList, ReloadAppliesEveryChangedRuntimeSettingOnce) {
   EXPECT_EQ(fixed_differences(running, fresh.value()), "threads");
   EXPECT_EQ(apply_runtime(running, fresh.value(), targets), "");
   EXPECT_EQ(levels.size(), 1u);
+}
+
+TEST(Settings, PublicIdsAreOffAndUnwrapLocalByDefault) {
+  const Result<Settings> s = load({});
+  ASSERT_TRUE(s.is_ok()) << s.status().message();
+  EXPECT_EQ(s->public_id_keys, "");
+  EXPECT_EQ(s->public_id_unwrap, "local");
+}
+
+TEST(Settings, PublicIdUnwrapTakesOnlyLocalTokenOrAny) {
+  for (const char* word : {"local", "token", "any"}) {
+    const std::string flag = std::string("--public-id-unwrap=") + word;
+    const Result<Settings> s = load({flag.c_str()});
+    ASSERT_TRUE(s.is_ok()) << s.status().message();
+    EXPECT_EQ(s->public_id_unwrap, word);
+  }
+  const Result<Settings> bad = load({"--public-id-unwrap=everyone"});
+  ASSERT_FALSE(bad.is_ok());
+  EXPECT_NE(bad.status().message().find("public_id_unwrap"), std::string::npos)
+      << bad.status().message();
 }
 
 TEST(Settings, FormatDuration) {
