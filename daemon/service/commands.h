@@ -83,7 +83,7 @@ struct CommandRow {
   // for what `effect` says it would do.
   bool safe;
   std::string_view effect;  // "issue ids", "take numbers"
-  Refusing refusing;        // how a refusal's code is worded (id_service.h)
+  Refusing refusing;        // how a refusal's code is worded (refusals.h)
 };
 
 // Every command served on both protocols.

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <utility>
 
+#include "refusals.h"
+
 namespace snowid::daemon {
 namespace {
 
@@ -123,7 +125,7 @@ SequenceNumbers SequenceService::try_next(std::string_view name, std::int64_t co
   }
   internal::ReaderLock lock(mu_);
   if (closed_) {
-    out.status = Status(Code::kUnavailable, "the daemon is shutting down");
+    out.status = shutting_down(Refusing::kSequence);
     return out;
   }
   const auto it = entries_.find(name);
@@ -160,7 +162,7 @@ SequenceNumbers SequenceService::try_next(std::string_view name, std::int64_t co
 Result<std::shared_ptr<SequenceBuffer>> SequenceService::buffer_for(std::string_view name) {
   const auto find = [&]() -> Result<std::shared_ptr<SequenceBuffer>> {
     internal::ReaderLock lock(mu_);
-    if (closed_) return Status(Code::kUnavailable, "the daemon is shutting down");
+    if (closed_) return shutting_down(Refusing::kSequence);
     const auto it = entries_.find(name);
     if (it == entries_.end() || !it->second->buffer) return std::shared_ptr<SequenceBuffer>();
     return it->second->buffer;
@@ -194,7 +196,7 @@ Result<std::shared_ptr<SequenceBuffer>> SequenceService::buffer_for(std::string_
   internal::WriterLock lock(mu_);
   if (closed_) {
     lock.unlock();
-    return Status(Code::kUnavailable, "the daemon is shutting down");
+    return shutting_down(Refusing::kSequence);
   }
   entry_locked(name).buffer = buffer;
   ++open_buffers_;
@@ -252,7 +254,7 @@ Result<SequenceRange> SequenceService::range(std::string_view name, std::int64_t
   }
   {
     internal::ReaderLock lock(mu_);
-    if (closed_) return Status(Code::kUnavailable, "the daemon is shutting down");
+    if (closed_) return shutting_down(Refusing::kSequence);
   }
   const MonoTime start = clock_.mono_now();
   Result<SequenceRange> taken = store_->take(name, size);
