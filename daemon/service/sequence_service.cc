@@ -36,21 +36,11 @@ std::size_t latency_bucket(Duration d) {
   return i;
 }
 
-// Adds the counters of `from` into `into`; the gauges (step, buffered) and
-// the last error are not counters and stay as they are.
-void add_counters(SequenceBufferStats& into, const SequenceBufferStats& from) {
-  into.numbers_issued += from.numbers_issued;
-  into.numbers_lost += from.numbers_lost;
-  into.ranges_fetched += from.ranges_fetched;
-  into.store_calls += from.store_calls;
-  into.store_failures += from.store_failures;
-  into.waits += from.waits;
-  into.wait_timeouts += from.wait_timeouts;
-  into.wait_time += from.wait_time;
-  for (std::size_t i = 0; i < into.store_latency.size(); ++i) {
-    into.store_latency[i] += from.store_latency[i];
-  }
-  into.store_latency_total += from.store_latency_total;
+// Adds the counters of a buffer being dropped to `retired`, what it still
+// holds counted as lost.
+void add_retired(SequenceBufferStats& retired, SequenceBufferStats last) {
+  last.numbers_lost += static_cast<std::uint64_t>(std::max<std::int64_t>(last.buffered, 0));
+  retired += last;
 }
 
 }  // namespace
@@ -210,9 +200,7 @@ void SequenceService::retire(std::string_view name, const std::shared_ptr<Sequen
     const auto it = entries_.find(name);
     if (it == entries_.end() || it->second->buffer != buffer) return;
     Entry& e = *it->second;
-    SequenceBufferStats s = buffer->stats();
-    s.numbers_lost += static_cast<std::uint64_t>(std::max<std::int64_t>(s.buffered, 0));
-    add_counters(e.retired, s);
+    add_retired(e.retired, buffer->stats());
     gone = std::move(e.buffer);
     --open_buffers_;
   }
@@ -333,7 +321,7 @@ SequencesSnapshot SequenceService::snapshot() const {
     c.name = name;
     if (entry->buffer) {
       const SequenceBufferStats live = entry->buffer->stats();
-      add_counters(s, live);
+      s += live;
       c.buffered = live.buffered;
       c.has_buffer = true;
       ++out.buffers;
@@ -364,9 +352,7 @@ void SequenceService::close() {
     closed_ = true;
     for (auto& [name, entry] : entries_) {
       if (!entry->buffer) continue;
-      SequenceBufferStats s = entry->buffer->stats();
-      s.numbers_lost += static_cast<std::uint64_t>(std::max<std::int64_t>(s.buffered, 0));
-      add_counters(entry->retired, s);
+      add_retired(entry->retired, entry->buffer->stats());
       gone.push_back(std::move(entry->buffer));
     }
     open_buffers_ = 0;
