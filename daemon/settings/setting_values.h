@@ -18,10 +18,6 @@
 
 namespace snowid::daemon {
 
-// LogLevel's names, in its order.
-inline constexpr std::array<std::string_view, 4> kLogLevelNames = {"debug", "info", "warn",
-                                                                   "error"};
-
 struct SettingValue : std::variant<std::string, std::int64_t, Duration, std::optional<Address>,
                                    bool, std::vector<std::string>> {
   using variant::variant;

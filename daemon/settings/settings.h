@@ -42,32 +42,13 @@
 #include <string_view>
 #include <vector>
 
+#include "address.h"
 #include "environment.h"
+#include "log_level.h"
 #include "snowid/status.h"
 #include "snowid/time.h"
 
 namespace snowid::daemon {
-
-// A listener's address. `host` is an IPv4 or IPv6 literal (IPv6 without the
-// brackets), "localhost" already turned into 127.0.0.1. Port 0: the kernel
-// picks a free port (for tests).
-struct Address {
-  std::string host;
-  std::uint16_t port = 0;
-  bool ipv6 = false;
-
-  bool is_loopback() const noexcept;
-  // "127.0.0.1:7390" or "[::1]:7390".
-  std::string to_string() const;
-  friend bool operator==(const Address&, const Address&) = default;
-};
-
-// Parses "A.B.C.D:PORT", "[IPV6]:PORT" or "localhost:PORT", port 0..65535.
-// kInvalidArgument naming what is wrong (without a setting name).
-Result<Address> parse_address(std::string_view text);
-
-enum class LogLevel : std::uint8_t { kDebug, kInfo, kWarn, kError };
-std::string_view log_level_name(LogLevel level) noexcept;
 
 // What the command line asks for besides running.
 enum class Action : std::uint8_t { kRun, kHelp, kHelpSettings };
