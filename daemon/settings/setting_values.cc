@@ -203,6 +203,16 @@ void assign(bool& field, SettingValue&& v) { field = take<bool>(std::move(v)); }
 void assign(std::vector<std::string>& field, SettingValue&& v) {
   field = take<std::vector<std::string>>(std::move(v));
 }
+void assign(std::optional<Duration>& field, SettingValue&& v) {
+  field = take<Duration>(std::move(v));
+}
+void assign(host::RegistryChoice& field, SettingValue&& v) {
+  const std::string name = take<std::string>(std::move(v));
+  for (const host::RegistryChoice c :
+       {host::RegistryChoice::kAuto, host::RegistryChoice::kFile, host::RegistryChoice::kEtcd}) {
+    if (host::registry_choice_name(c) == name) field = c;
+  }
+}
 void assign(LogLevel& field, SettingValue&& v) {
   const std::string name = take<std::string>(std::move(v));
   for (std::size_t i = 0; i < kLogLevelNames.size(); ++i) {
