@@ -15,9 +15,11 @@ std::string quoted(std::string_view name) {
   return s;
 }
 
-// The store's answer for `name`, in the words the clients see: the stores
-// word kNotFound and kAlreadyExists each in their own way, and the
-// transports append a hint to these.
+// The store's answer for `name`, in the words the daemon's clients see. The
+// stores all word kNotFound and kAlreadyExists alike (store_errors.h, the
+// memory store too), for library callers; the daemon says it its own way,
+// as the subject of the hint the transports append ("create it with ...").
+// Any other answer passes as it is.
 Status refusal(std::string_view name, const Status& s) {
   switch (s.code()) {
     case Code::kNotFound:
