@@ -43,6 +43,19 @@ Status fsync_dir(const std::string& dir) {
 
 }  // namespace
 
+int read_up_to(int fd, std::size_t max_bytes, std::string& text) {
+  char buf[16384];
+  while (text.size() <= max_bytes) {
+    const std::size_t want = std::min(sizeof buf, max_bytes + 1 - text.size());
+    const ssize_t n = ::read(fd, buf, want);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return errno;
+    if (n == 0) break;
+    text.append(buf, static_cast<std::size_t>(n));
+  }
+  return 0;
+}
+
 FileStart read_file_start(const std::string& path, std::size_t max_bytes) {
   FileStart out;
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
@@ -51,18 +64,7 @@ FileStart read_file_start(const std::string& path, std::size_t max_bytes) {
     return out;
   }
   out.opened = true;
-  char buf[16384];
-  while (out.text.size() <= max_bytes) {
-    const std::size_t want = std::min(sizeof buf, max_bytes + 1 - out.text.size());
-    const ssize_t n = ::read(fd, buf, want);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      out.error = errno;
-      break;
-    }
-    if (n == 0) break;
-    out.text.append(buf, static_cast<std::size_t>(n));
-  }
+  out.error = read_up_to(fd, max_bytes, out.text);
   ::close(fd);
   return out;
 }
@@ -89,6 +91,10 @@ Status write_file_durably(const std::string& path, std::string_view text, mode_t
     return io_error(Code::kUnavailable, "cannot write", tmp, err);
   }
   if (::close(fd) != 0) return io_error(Code::kUnavailable, "cannot close", tmp, errno);
+  return rename_into_place(tmp, path);
+}
+
+Status rename_into_place(const std::string& tmp, const std::string& path) {
   if (::rename(tmp.c_str(), path.c_str()) != 0) {
     const int err = errno;
     ::unlink(tmp.c_str());

@@ -21,6 +21,10 @@ struct FileStart {
   int error = 0;        // the errno of open() (if !opened) or read(); 0: read to its end or limit
 };
 
+// Reads `fd` into `text` until its end or past `max_bytes` in all (at most
+// max_bytes + 1 bytes): the errno of a read that failed, else 0.
+int read_up_to(int fd, std::size_t max_bytes, std::string& text);
+
 // Reads `path` up to `max_bytes` + 1 bytes, so that a caller can tell a
 // longer file. Each caller words the errors itself.
 FileStart read_file_start(const std::string& path, std::size_t max_bytes);
@@ -32,6 +36,10 @@ inline constexpr std::size_t kMaxSmallFileBytes = 4096;
 // The whole content of `path` (at most kMaxSmallFileBytes + 1 bytes);
 // nullopt if it does not exist. kUnavailable if it cannot be opened or read.
 Result<std::optional<std::string>> read_small_file(const std::string& path);
+
+// Renames `tmp` (written and fsynced) over `path` and fsyncs the directory;
+// removes `tmp` if the rename fails. kUnavailable naming the step.
+Status rename_into_place(const std::string& tmp, const std::string& path);
 
 // Durably replaces `path` with `text`: writes `path`.tmp (created with
 // `mode`), fsyncs it, renames it over `path` and fsyncs the directory, since
