@@ -1,30 +1,22 @@
 #include "durable_file.h"
 
 #include <gtest/gtest.h>
-#include <stdlib.h>
 #include <sys/stat.h>
 
 #include <cerrno>
-#include <cstring>
-#include <filesystem>
+#include <optional>
 #include <string>
+
+#include "temp_dir.h"
 
 namespace snowid::internal {
 namespace {
 
-namespace fs = std::filesystem;
-
 class DurableFileTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    std::string pattern = (fs::temp_directory_path() / "snowid-durable-test-XXXXXX").string();
-    ASSERT_NE(::mkdtemp(pattern.data()), nullptr) << std::strerror(errno);
-    dir_ = pattern;
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-  std::string path(const std::string& name) const { return (dir_ / name).string(); }
+  std::string path(const std::string& name) const { return dir_.file(name); }
 
-  fs::path dir_;
+  test_support::TempDir dir_{"snowid-durable-test"};
 };
 
 TEST_F(DurableFileTest, ReadFileStartReadsAWholeFileWithinTheLimit) {
