@@ -323,7 +323,7 @@ int run(int argc, char** argv) {
                         {"pid", static_cast<std::int64_t>(::getpid())},
                         {"layout", settings.layout},
                         {"registry", registry_kind(settings)},
-                        {"state_dir", settings.state_dir}});
+                        {"state_dir", settings.registry.state_dir}});
 
   // Bound first, served once the lease is held: until then clients that
   // connect wait in the listen backlog. Declared before everything the

@@ -17,6 +17,7 @@
 #include <atomic>
 #include <chrono>
 #include <exception>
+#include <functional>
 #include <map>
 #include <random>
 #include <set>
@@ -182,6 +183,33 @@ class EtcdRegistry final : public WorkerRegistry {
   Result<std::vector<WorkerRecord>> list_impl(std::optional<std::uint32_t> region);
   Status fence_impl(WorkerId worker);
   Status initialize_store_impl();
+
+  // One compare-and-set of a worker's mark, conditional on its holder key,
+  // tried up to kMarkRounds times against the mark each refusal reads back.
+  struct MarkUpdate {
+    WorkerId worker;
+    // The holder key's create revision the write requires (0: no holder).
+    std::int64_t holder_revision = 0;
+    // The encoded mark to write in place of `old`.
+    std::function<std::string(const MarkValue& old)> next;
+    // Applied with the mark's put.
+    std::vector<Op> also;
+    // After a refusal, given the holder key and the mark it read back (not
+    // yet checked): a status ends the update with it, none tries again.
+    std::function<std::optional<Status>(const std::optional<KeyValue>& holder,
+                                        const Result<std::optional<KeyValue>>& mark)>
+        refused;
+    // After a transaction that failed: a status ends the update with it,
+    // none tries again against `mark`, which it may read anew. Unset: end
+    // with the failure.
+    std::function<std::optional<Status>(const Status& failure, std::optional<KeyValue>& mark)>
+        failed;
+    GatewayClient::CallOptions call;
+  };
+  // OK when a write applied or `refused` or `failed` said so; kUnavailable
+  // when every round was refused.
+  Status update_mark(const MarkUpdate& update, std::optional<KeyValue> mark);
+
   // Reads the namespace's store record and returns it, first writing it
   // anew when the store is found new, lost or rolled back: then every id
   // counts as marked at the clock's now plus `in_flight` (stop_after: every
@@ -544,45 +572,69 @@ Status EtcdRegistry::renew_impl(const LeaseGrant& grant, WallTime high_water, Du
                   "lease of worker " + to_string(token->worker) + " was revoked or expired");
   }
 
-  const std::string holder_key = keys_.holder(token->worker);
-  const std::string mark_key = keys_.mark(token->worker);
-  Result<std::optional<KeyValue>> mark = get(mark_key, bounded);
+  Result<std::optional<KeyValue>> mark = get(keys_.mark(token->worker), bounded);
   if (!mark.is_ok()) return mark.status();
   if (const Result<MarkValue> read = mark_of(mark.value()); read.is_ok()) {
     if (std::optional<std::string> why = history_.check_mark(grant.token, read->high_water)) {
       history_.set_pending(std::move(*why));
     }
   }
-  for (int round = 0; round < kMarkRounds; ++round) {
-    Result<MarkValue> old_mark = mark_of(mark.value());
-    if (!old_mark.is_ok()) return old_mark.status();
-    MarkValue new_mark = old_mark.value();
-    new_mark.high_water = later(old_mark->high_water, high_water);
-    const std::int64_t seen = mark.value() ? mark.value()->mod_revision : 0;
-    Result<TxnReply> reply = txn({{Compare::Target::kCreate, holder_key, token->create_revision},
-                                  {Compare::Target::kMod, mark_key, seen}},
-                                 {Op::put(mark_key, encode_mark(new_mark))},
-                                 {Op::range(holder_key), Op::range(mark_key)}, bounded);
-    if (!reply.is_ok()) return reply.status();
-    if (reply->succeeded) {
-      history_.stored_mark(grant.token, *new_mark.high_water);
-      // This lease survived whatever the store lost (a restore from a
-      // snapshot that holds it): the holder goes on, and the record tells
-      // every acquirer to wait past what the others may have issued. A
-      // failure here is retried by the next call, not the renewal's.
-      if (history_.has_pending()) (void)check_store(in_flight());
-      return Status::ok();
-    }
-    Result<std::optional<KeyValue>> holder = kv_of(reply.value(), 0);
-    if (!holder.is_ok()) return holder.status();
-    if (!holder.value() || holder.value()->create_revision != token->create_revision) {
+  MarkUpdate update;
+  update.worker = token->worker;
+  update.holder_revision = token->create_revision;
+  std::optional<WallTime> written;
+  update.next = [&](const MarkValue& old) {
+    MarkValue new_mark = old;
+    new_mark.high_water = later(old.high_water, high_water);
+    written = new_mark.high_water;
+    return encode_mark(new_mark);
+  };
+  update.refused = [&](const std::optional<KeyValue>& holder,
+                       const Result<std::optional<KeyValue>>&) -> std::optional<Status> {
+    if (!holder || holder->create_revision != token->create_revision) {
       return Status(Code::kLeaseLost,
                     "worker " + to_string(token->worker) + " is no longer held by this lease");
     }
-    mark = kv_of(reply.value(), 1);
-    if (!mark.is_ok()) return mark.status();
+    return std::nullopt;
+  };
+  update.call = bounded;
+  if (const Status s = update_mark(update, mark.value()); !s.is_ok()) return s;
+  history_.stored_mark(grant.token, *written);
+  // This lease survived whatever the store lost (a restore from a snapshot
+  // that holds it): the holder goes on, and the record tells every acquirer
+  // to wait past what the others may have issued. A failure here is retried
+  // by the next call, not the renewal's.
+  if (history_.has_pending()) (void)check_store(in_flight());
+  return Status::ok();
+}
+
+Status EtcdRegistry::update_mark(const MarkUpdate& update, std::optional<KeyValue> mark) {
+  const std::string holder_key = keys_.holder(update.worker);
+  const std::string mark_key = keys_.mark(update.worker);
+  for (int round = 0; round < kMarkRounds; ++round) {
+    Result<MarkValue> old_mark = mark_of(mark);
+    if (!old_mark.is_ok()) return old_mark.status();
+    const std::int64_t seen = mark ? mark->mod_revision : 0;
+    std::vector<Op> success{Op::put(mark_key, update.next(old_mark.value()))};
+    success.insert(success.end(), update.also.begin(), update.also.end());
+    Result<TxnReply> reply =
+        txn({{Compare::Target::kCreate, holder_key, update.holder_revision},
+             {Compare::Target::kMod, mark_key, seen}},
+            success, {Op::range(holder_key), Op::range(mark_key)}, update.call);
+    if (!reply.is_ok()) {
+      if (!update.failed) return reply.status();
+      if (std::optional<Status> end = update.failed(reply.status(), mark)) return *end;
+      continue;
+    }
+    if (reply->succeeded) return Status::ok();
+    Result<std::optional<KeyValue>> holder = kv_of(reply.value(), 0);
+    if (!holder.is_ok()) return holder.status();
+    Result<std::optional<KeyValue>> now_mark = kv_of(reply.value(), 1);
+    if (std::optional<Status> end = update.refused(holder.value(), now_mark)) return *end;
+    if (!now_mark.is_ok()) return now_mark.status();
+    mark = std::move(now_mark).value();
   }
-  return unavailable("the mark of worker " + to_string(token->worker) + " kept changing");
+  return unavailable("the mark of worker " + to_string(update.worker) + " kept changing");
 }
 
 Status EtcdRegistry::release_impl(const LeaseGrant& grant, WallTime high_water) {
@@ -604,11 +656,11 @@ Status EtcdRegistry::release_impl(const LeaseGrant& grant, WallTime high_water) 
     return kv && std::find(sent.begin(), sent.end(), kv->value) != sent.end();
   };
   bool retried = false;  // after a transaction with an unknown outcome
-  Status result = unavailable("the mark of worker " + to_string(token->worker) + " kept changing");
-  for (int round = 0; round < kMarkRounds; ++round) {
-    Result<MarkValue> old_mark = mark_of(mark.value());
-    if (!old_mark.is_ok()) return old_mark.status();
-    MarkValue new_mark = old_mark.value();
+  MarkUpdate update;
+  update.worker = token->worker;
+  update.holder_revision = token->create_revision;
+  update.next = [&](const MarkValue& old) {
+    MarkValue new_mark = old;
     // The exact last instant, never below the previous holders' mark (the
     // grant carries it), and not the larger of it and this holder's own
     // renewal marks: those cap ids it can no longer issue, and a successor
@@ -618,46 +670,31 @@ Status EtcdRegistry::release_impl(const LeaseGrant& grant, WallTime high_water) 
     new_mark.high_water = later(grant.previous_high_water, high_water);
     new_mark.released_at = clock_.wall_now();
     new_mark.clean_release = new_mark.high_water;
-    const std::string value = encode_mark(new_mark);
-    const std::int64_t seen = mark.value() ? mark.value()->mod_revision : 0;
-    sent.push_back(value);
-    Result<TxnReply> reply = txn({{Compare::Target::kCreate, holder_key, token->create_revision},
-                                  {Compare::Target::kMod, mark_key, seen}},
-                                 {Op::put(mark_key, value), Op::remove(holder_key)},
-                                 {Op::range(holder_key), Op::range(mark_key)});
-    if (!reply.is_ok()) {
-      if (reply.status().code() != Code::kUnavailable || retried) return reply.status();
-      retried = true;  // try once more; the reread tells whether it landed
-      Result<std::optional<KeyValue>> again = get(mark_key);
-      if (!again.is_ok()) return reply.status();
-      mark = std::move(again);
-      if (ours(mark.value())) {
-        result = Status::ok();
-        break;
-      }
-      continue;
-    }
-    if (reply->succeeded) {
-      result = Status::ok();
-      break;
-    }
-    Result<std::optional<KeyValue>> holder = kv_of(reply.value(), 0);
-    if (!holder.is_ok()) return holder.status();
-    Result<std::optional<KeyValue>> now_mark = kv_of(reply.value(), 1);
+    sent.push_back(encode_mark(new_mark));
+    return sent.back();
+  };
+  update.also = {Op::remove(holder_key)};
+  update.failed = [&](const Status& failure,
+                      std::optional<KeyValue>& now_mark) -> std::optional<Status> {
+    if (failure.code() != Code::kUnavailable || retried) return failure;
+    retried = true;  // try once more; the reread tells whether it landed
+    Result<std::optional<KeyValue>> again = get(mark_key);
+    if (!again.is_ok()) return failure;
+    now_mark = std::move(again).value();
+    if (ours(now_mark)) return Status::ok();
+    return std::nullopt;
+  };
+  update.refused = [&](const std::optional<KeyValue>& holder,
+                       const Result<std::optional<KeyValue>>& now_mark) -> std::optional<Status> {
     if (!now_mark.is_ok()) return now_mark.status();
-    if (!holder.value() || holder.value()->create_revision != token->create_revision) {
-      // Gone: by our own hand if the mark is one we sent (a successor may
-      // have taken the id since; acquire keeps released_at), else fenced.
-      if (ours(now_mark.value())) {
-        result = Status::ok();
-      } else {
-        result = Status(Code::kLeaseLost,
-                        "worker " + to_string(token->worker) + " was no longer held by this lease");
-      }
-      break;
-    }
-    mark = std::move(now_mark);
-  }
+    if (holder && holder->create_revision == token->create_revision) return std::nullopt;
+    // Gone: by our own hand if the mark is one we sent (a successor may
+    // have taken the id since; acquire keeps released_at), else fenced.
+    if (ours(now_mark.value())) return Status::ok();
+    return Status(Code::kLeaseLost,
+                  "worker " + to_string(token->worker) + " was no longer held by this lease");
+  };
+  const Status result = update_mark(update, mark.value());
   if (result.is_ok() || result.code() == Code::kLeaseLost) {
     // The holder key is gone; the lease has nothing left to keep.
     (void)revoke(token->lease);
@@ -845,26 +882,22 @@ Status EtcdRegistry::fence_impl(WorkerId worker) {
   // Start the quarantine: released_at = now, keeping the high-water mark.
   Result<std::optional<KeyValue>> mark = get(mark_key);
   if (!mark.is_ok()) return mark.status();
-  for (int round = 0; round < kMarkRounds; ++round) {
-    Result<MarkValue> old_mark = mark_of(mark.value());
-    if (!old_mark.is_ok()) return old_mark.status();
-    MarkValue new_mark = old_mark.value();
+  MarkUpdate update;
+  update.worker = worker;
+  update.holder_revision = 0;
+  update.next = [&](const MarkValue& old) {
+    MarkValue new_mark = old;
     new_mark.released_at = clock_.wall_now();
-    const std::int64_t seen = mark.value() ? mark.value()->mod_revision : 0;
-    Result<TxnReply> reply = txn(
-        {{Compare::Target::kCreate, holder_key, 0}, {Compare::Target::kMod, mark_key, seen}},
-        {Op::put(mark_key, encode_mark(new_mark))}, {Op::range(holder_key), Op::range(mark_key)});
-    if (!reply.is_ok()) return reply.status();
-    if (reply->succeeded) return Status::ok();
-    Result<std::optional<KeyValue>> now_holder = kv_of(reply.value(), 0);
-    if (!now_holder.is_ok()) return now_holder.status();
+    return encode_mark(new_mark);
+  };
+  update.refused = [](const std::optional<KeyValue>& now_holder,
+                      const Result<std::optional<KeyValue>>&) -> std::optional<Status> {
     // Someone acquired the id since: the fenced holder is gone and the mark
     // belongs to the new one.
-    if (now_holder.value()) return Status::ok();
-    mark = kv_of(reply.value(), 1);
-    if (!mark.is_ok()) return mark.status();
-  }
-  return unavailable("the mark of worker " + to_string(worker) + " kept changing");
+    if (now_holder) return Status::ok();
+    return std::nullopt;
+  };
+  return update_mark(update, mark.value());
 }
 
 // --- The store record -----------------------------------------------------------

@@ -2,9 +2,6 @@
 // document and builds the layouts. Never throws; callers only see a Result.
 #include "layout_file.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
@@ -15,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "durable_file.h"
 #include "message_text.h"
 #include "snowid/time.h"
 #include "strict_json.h"
@@ -389,29 +387,17 @@ Result<LayoutFile> parse_layout_file(std::string_view json_text) {
 
 Result<LayoutFile> read_layout_file(const std::string& path) {
   const std::string name = "layout file " + printable(path, 200);
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    const int err = errno;
-    const Code code = err == ENOENT ? Code::kNotFound : Code::kUnavailable;
-    return Status(code, "cannot open " + name + ": " + std::strerror(err));
+  const internal::FileStart got = internal::read_file_start(path, kMaxLayoutFileBytes);
+  if (!got.opened) {
+    const Code code = got.error == ENOENT ? Code::kNotFound : Code::kUnavailable;
+    return Status(code, "cannot open " + name + ": " + std::strerror(got.error));
   }
-  std::string text;
-  char buf[16384];
-  for (;;) {
-    const ssize_t n = ::read(fd, buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      const int err = errno;
-      ::close(fd);
-      const Code code = err == EISDIR ? Code::kInvalidArgument : Code::kUnavailable;
-      return Status(code, "cannot read " + name + ": " + std::strerror(err));
-    }
-    if (n == 0) break;
-    text.append(buf, static_cast<std::size_t>(n));
-    if (text.size() > kMaxLayoutFileBytes) break;
+  if (got.error != 0) {
+    const Code code = got.error == EISDIR ? Code::kInvalidArgument : Code::kUnavailable;
+    return Status(code, "cannot read " + name + ": " + std::strerror(got.error));
   }
-  ::close(fd);
-  Result<LayoutFile> file = parse_layout_file(text);
+  // A longer file is refused by the parser, before parsing.
+  Result<LayoutFile> file = parse_layout_file(got.text);
   if (!file.is_ok()) return Status(file.status().code(), name + ": " + file.status().message());
   return file;
 }

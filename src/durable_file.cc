@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <utility>
 
@@ -42,28 +43,41 @@ Status fsync_dir(const std::string& dir) {
 
 }  // namespace
 
-Result<std::optional<std::string>> read_small_file(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    if (errno == ENOENT) return std::optional<std::string>();
-    return io_error(Code::kUnavailable, "cannot open", path, errno);
-  }
-  std::string text;
-  char buf[1024];
-  for (;;) {
-    const ssize_t n = ::read(fd, buf, sizeof buf);
+int read_up_to(int fd, std::size_t max_bytes, std::string& text) {
+  char buf[16384];
+  while (text.size() <= max_bytes) {
+    const std::size_t want = std::min(sizeof buf, max_bytes + 1 - text.size());
+    const ssize_t n = ::read(fd, buf, want);
     if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      const int err = errno;
-      ::close(fd);
-      return io_error(Code::kUnavailable, "cannot read", path, err);
-    }
+    if (n < 0) return errno;
     if (n == 0) break;
     text.append(buf, static_cast<std::size_t>(n));
-    if (text.size() > kMaxSmallFileBytes) break;  // never a valid record; parsing refuses it
   }
+  return 0;
+}
+
+FileStart read_file_start(const std::string& path, std::size_t max_bytes) {
+  FileStart out;
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    out.error = errno;
+    return out;
+  }
+  out.opened = true;
+  out.error = read_up_to(fd, max_bytes, out.text);
   ::close(fd);
-  return std::optional<std::string>(std::move(text));
+  return out;
+}
+
+Result<std::optional<std::string>> read_small_file(const std::string& path) {
+  FileStart file = read_file_start(path, kMaxSmallFileBytes);
+  if (!file.opened) {
+    if (file.error == ENOENT) return std::optional<std::string>();
+    return io_error(Code::kUnavailable, "cannot open", path, file.error);
+  }
+  if (file.error != 0) return io_error(Code::kUnavailable, "cannot read", path, file.error);
+  // A longer file is never a valid record; parsing refuses it.
+  return std::optional<std::string>(std::move(file.text));
 }
 
 Status write_file_durably(const std::string& path, std::string_view text, mode_t mode) {
@@ -77,6 +91,10 @@ Status write_file_durably(const std::string& path, std::string_view text, mode_t
     return io_error(Code::kUnavailable, "cannot write", tmp, err);
   }
   if (::close(fd) != 0) return io_error(Code::kUnavailable, "cannot close", tmp, errno);
+  return rename_into_place(tmp, path);
+}
+
+Status rename_into_place(const std::string& tmp, const std::string& path) {
   if (::rename(tmp.c_str(), path.c_str()) != 0) {
     const int err = errno;
     ::unlink(tmp.c_str());

@@ -147,12 +147,7 @@ std::string make_token(WallTime now) {
 // none, kDataLoss if it is not a whole record, kUnavailable if it is not a
 // regular file or cannot be read.
 Result<std::optional<Mark>> read_host_mark(const std::string& path) {
-  Result<std::optional<std::string>> text = read_host_file(path);
-  if (!text.is_ok()) return text.status();
-  if (!text.value()) return std::optional<Mark>();
-  Result<Mark> mark = parse_mark(*text.value(), path);
-  if (!mark.is_ok()) return mark.status();
-  return std::optional<Mark>(mark.value());
+  return parse_mark_file(read_host_file(path), path);
 }
 
 // ---- Locks ----

@@ -61,7 +61,11 @@ std::string format_mark(const Mark& m) {
 }
 
 Result<std::optional<Mark>> read_mark(const std::string& path) {
-  Result<std::optional<std::string>> text = read_small_file(path);
+  return parse_mark_file(read_small_file(path), path);
+}
+
+Result<std::optional<Mark>> parse_mark_file(const Result<std::optional<std::string>>& text,
+                                            const std::string& path) {
   if (!text.is_ok()) return text.status();
   if (!text.value()) return std::optional<Mark>();
   Result<Mark> mark = parse_mark(*text.value(), path);

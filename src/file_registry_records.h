@@ -36,6 +36,10 @@ Result<std::optional<Mark>> read_mark(const std::string& path);
 // The mark in `text`, the content of the file `path` (for messages).
 // kDataLoss when it is not a whole mark record.
 Result<Mark> parse_mark(std::string_view text, const std::string& path);
+// The mark in what a reader of `path` gave (nullopt: no file), its error
+// passed on as it is.
+Result<std::optional<Mark>> parse_mark_file(const Result<std::optional<std::string>>& text,
+                                            const std::string& path);
 
 // ---- The fence marker ----
 

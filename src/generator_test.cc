@@ -439,5 +439,18 @@ TEST(Generator, TenMillisecondUnitsCountTicksOfTenMilliseconds) {
   EXPECT_EQ(ticks_of(g->layout(), c.id), ticks_of(g->layout(), a.id) + 1);
 }
 
+TEST(GeneratorStats, PlusEqualsAddsEveryCounter) {
+  GeneratorStats sum{1, 2, 3, 4, 5, 6, 7, 8};
+  sum += GeneratorStats{10, 20, 30, 40, 50, 60, 70, 80};
+  EXPECT_EQ(sum.sequence_exhausted, 11u);
+  EXPECT_EQ(sum.clock_behind, 22u);
+  EXPECT_EQ(sum.waits_gave_up, 33u);
+  EXPECT_EQ(sum.borrowed_ticks, 44u);
+  EXPECT_EQ(sum.fence_writes, 55u);
+  EXPECT_EQ(sum.fence_write_failures, 66u);
+  EXPECT_EQ(sum.refusals, 77u);
+  EXPECT_EQ(sum.lease_refusals, 88u);
+}
+
 }  // namespace
 }  // namespace snowid

@@ -13,13 +13,6 @@
 namespace snowid::internal {
 namespace {
 
-std::string dir_of(const std::string& path) {
-  const auto slash = path.find_last_of('/');
-  if (slash == std::string::npos) return ".";
-  if (slash == 0) return "/";
-  return path.substr(0, slash);
-}
-
 bool write_all_at(int fd, std::string_view data) {
   off_t at = 0;
   while (!data.empty()) {
@@ -32,14 +25,6 @@ bool write_all_at(int fd, std::string_view data) {
     at += n;
   }
   return true;
-}
-
-Status fsync_dir(const std::string& dir) {
-  Fd d(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-  if (d.get() < 0) return io_error(Code::kUnavailable, "cannot open directory", dir, errno);
-  if (::fsync(d.get()) != 0)
-    return io_error(Code::kUnavailable, "cannot fsync directory", dir, errno);
-  return Status::ok();
 }
 
 }  // namespace
@@ -110,14 +95,9 @@ Result<std::optional<std::string>> read_host_file(const std::string& path) {
   if (::fstat(fd.get(), &st) != 0) return io_error(Code::kUnavailable, "cannot stat", path, errno);
   if (!S_ISREG(st.st_mode)) return Status(Code::kUnavailable, path + " is not a regular file");
   std::string text;
-  char buf[1024];
-  for (;;) {
-    const ssize_t n = ::read(fd.get(), buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return io_error(Code::kUnavailable, "cannot read", path, errno);
-    if (n == 0) break;
-    text.append(buf, static_cast<std::size_t>(n));
-    if (text.size() > kMaxSmallFileBytes) break;  // never a valid record; parsing refuses it
+  // A longer file is never a valid record; parsing refuses it.
+  if (const int err = read_up_to(fd.get(), kMaxSmallFileBytes, text); err != 0) {
+    return io_error(Code::kUnavailable, "cannot read", path, err);
   }
   return std::optional<std::string>(std::move(text));
 }
@@ -143,12 +123,7 @@ Status write_host_mark(const std::string& path, std::string_view text) {
     return io_error(Code::kUnavailable, "cannot write", tmp, err);
   }
   fd.reset();
-  if (::rename(tmp.c_str(), path.c_str()) != 0) {
-    const int err = errno;
-    ::unlink(tmp.c_str());
-    return io_error(Code::kUnavailable, "cannot rename into", path, err);
-  }
-  return fsync_dir(dir_of(path));
+  return rename_into_place(tmp, path);
 }
 
 }  // namespace snowid::internal

@@ -245,22 +245,21 @@ struct LeaseKeeper::Impl {
   // The timeline thread: applies the timeline at each change, so that the
   // state moves on while a renewal call is blocked.
   void timeline_loop() {
-    MutexLock lock(thread_mu);
-    while (!stop) {
-      lock.unlock();
-      const MonoTime next = apply_timeline(clock.mono_now());
-      lock.lock();
-      if (next == kNever) return;
-      const Duration left = next - clock.mono_now();
-      if (left > Duration::zero()) wake.wait_for(thread_mu, std::min(left, kMaxSleep));
-    }
+    run_until_stopped([this] { return apply_timeline(clock.mono_now()); });
   }
 
   void renew_loop() {
+    run_until_stopped([this] { return renew_if_due(); });
+  }
+
+  // Calls `step` (without thread_mu) until stop is set or it returns kNever,
+  // sleeping until the instant it returns, kMaxSleep at most at a time.
+  template <typename Step>
+  void run_until_stopped(Step step) {
     MutexLock lock(thread_mu);
     while (!stop) {
       lock.unlock();
-      const MonoTime next = renew_if_due();
+      const MonoTime next = step();
       lock.lock();
       if (next == kNever) return;
       const Duration left = next - clock.mono_now();

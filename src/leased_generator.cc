@@ -512,15 +512,7 @@ GeneratorStats LeasedGenerator::stats() const noexcept {
   GeneratorStats sum;
   MutexLock lock(impl_->mu);
   for (const auto& inc : impl_->incarnations) {
-    const GeneratorStats s = inc->generator->stats();
-    sum.sequence_exhausted += s.sequence_exhausted;
-    sum.clock_behind += s.clock_behind;
-    sum.waits_gave_up += s.waits_gave_up;
-    sum.borrowed_ticks += s.borrowed_ticks;
-    sum.fence_writes += s.fence_writes;
-    sum.fence_write_failures += s.fence_write_failures;
-    sum.refusals += s.refusals;
-    sum.lease_refusals += s.lease_refusals;
+    sum += inc->generator->stats();
   }
   return sum;
 }

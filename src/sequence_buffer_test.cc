@@ -581,5 +581,45 @@ TEST(SequenceBufferOpenTest, RefusesBadOptionsAndBadNamesWithoutCallingTheStore)
   EXPECT_EQ(store.takes(), 0u);
 }
 
+TEST(SequenceBufferStats, PlusEqualsAddsTheCountersAndKeepsTheGauges) {
+  SequenceBufferStats sum;
+  sum.numbers_issued = 1;
+  sum.store_latency[2] = 1;
+  sum.store_latency_total = 5ms;
+  sum.step = 7;
+  sum.buffered = 3;
+  SequenceBufferStats more;
+  more.numbers_issued = 10;
+  more.numbers_lost = 2;
+  more.ranges_fetched = 3;
+  more.store_calls = 4;
+  more.store_failures = 1;
+  more.waits = 5;
+  more.wait_timeouts = 6;
+  more.wait_time = 20ms;
+  more.store_latency[2] = 2;
+  more.store_latency.back() = 9;
+  more.store_latency_total = 15ms;
+  more.step = 100;
+  more.buffered = 50;
+  more.last_error = Status(Code::kUnavailable, "down");
+  sum += more;
+  EXPECT_EQ(sum.numbers_issued, 11u);
+  EXPECT_EQ(sum.numbers_lost, 2u);
+  EXPECT_EQ(sum.ranges_fetched, 3u);
+  EXPECT_EQ(sum.store_calls, 4u);
+  EXPECT_EQ(sum.store_failures, 1u);
+  EXPECT_EQ(sum.waits, 5u);
+  EXPECT_EQ(sum.wait_timeouts, 6u);
+  EXPECT_EQ(sum.wait_time, 20ms);
+  EXPECT_EQ(sum.store_latency[2], 3u);
+  EXPECT_EQ(sum.store_latency.back(), 9u);
+  EXPECT_EQ(sum.store_latency[0], 0u);
+  EXPECT_EQ(sum.store_latency_total, 20ms);
+  EXPECT_EQ(sum.step, 7);
+  EXPECT_EQ(sum.buffered, 3);
+  EXPECT_TRUE(sum.last_error.is_ok());
+}
+
 }  // namespace
 }  // namespace snowid

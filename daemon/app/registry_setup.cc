@@ -10,25 +10,12 @@ Status invalid(std::string message) { return Status(Code::kInvalidArgument, std:
 }  // namespace
 
 std::string_view registry_kind(const Settings& settings) noexcept {
-  if (settings.registry == "file") return "file";
-  return settings.etcd.empty() ? "file" : "etcd";
+  if (settings.registry.choice == host::RegistryChoice::kFile) return "file";
+  return settings.registry.etcd_endpoints.empty() ? "file" : "etcd";
 }
 
 host::RegistryConfig registry_config(const Settings& s, const host::Environment& env) {
-  host::RegistryConfig c;
-  c.choice = s.registry == "file"   ? host::RegistryChoice::kFile
-             : s.registry == "etcd" ? host::RegistryChoice::kEtcd
-                                    : host::RegistryChoice::kAuto;
-  c.state_dir = s.state_dir;
-  c.etcd_endpoints = s.etcd;
-  c.etcd_prefix = s.etcd_prefix;
-  c.etcd_cluster = s.etcd_cluster;
-  c.etcd_ca = s.etcd_ca;
-  c.etcd_cert = s.etcd_cert;
-  c.etcd_key = s.etcd_key;
-  c.etcd_user = s.etcd_user;
-  c.etcd_password = s.etcd_password;
-  c.quarantine = s.quarantine;
+  host::RegistryConfig c = s.registry;
   c.host_lock = env.get("SNOWID_HOST_LOCK").value_or("");
   c.host_dir = env.get("SNOWID_HOST_DIR").value_or("");
   return c;
@@ -59,7 +46,7 @@ Result<RegistrySetup> setup_registry(const Settings& settings, const host::Envir
     return invalid("host must be 0.." + std::to_string(l.workers_per_region() - 1) + " (layout " +
                    l.name() + "), not " + std::to_string(*settings.host));
   }
-  if (!settings.etcd.empty() && !host::etcd_supported()) {
+  if (!settings.registry.etcd_endpoints.empty() && !host::etcd_supported()) {
     return Status(Code::kFailedPrecondition,
                   "etcd: this snowidd was built without etcd support (SNOWID_BUILD_ETCD=OFF); "
                   "unset etcd to use the file registry");
@@ -69,12 +56,12 @@ Result<RegistrySetup> setup_registry(const Settings& settings, const host::Envir
       host::detect_host_sharing([&env](std::string_view name) { return env.get(name); });
   if (Status s = host::check_registry_choice(config, sharing, out.warning); !s.is_ok()) return s;
   // The fences live in state_dir with either registry.
-  if (Status s = host::make_dirs(settings.state_dir); !s.is_ok()) return s;
+  if (Status s = host::make_dirs(settings.registry.state_dir); !s.is_ok()) return s;
   Result<std::unique_ptr<WorkerRegistry>> registry = host::open_registry(config, l, clock);
   if (!registry.is_ok()) return registry.status();
   out.registry = std::move(registry).value();
   out.kind = registry_kind(settings);
-  out.fences = std::make_shared<host::FenceStores>(settings.state_dir);
+  out.fences = std::make_shared<host::FenceStores>(settings.registry.state_dir);
 
   LeasedGeneratorOptions& o = out.options;
   o.generator.layout = l;

@@ -72,22 +72,22 @@ TEST(RegistrySetup, LeaseTimingComesFromTheSettings) {
 
 TEST(RegistrySetup, RegistryConfigFollowsSettingsAndHostLock) {
   Settings s;
-  s.state_dir = "/srv/snowid";
-  s.etcd = {"http://a:2379", "http://b:2379"};
-  s.etcd_prefix = "/p";
-  s.quarantine = 3s;
+  s.registry.state_dir = "/srv/snowid";
+  s.registry.etcd_endpoints = {"http://a:2379", "http://b:2379"};
+  s.registry.etcd_prefix = "/p";
+  s.registry.quarantine = 3s;
   host::MapEnvironment env;
   env.variables["SNOWID_HOST_LOCK"] = "off";
   env.variables["SNOWID_HOST_DIR"] = "/srv/snowid-host";
   const host::RegistryConfig c = registry_config(s, env);
   EXPECT_EQ(c.state_dir, "/srv/snowid");
-  EXPECT_EQ(c.etcd_endpoints, s.etcd);
+  EXPECT_EQ(c.etcd_endpoints, s.registry.etcd_endpoints);
   EXPECT_EQ(c.etcd_prefix, "/p");
   EXPECT_EQ(c.quarantine, std::optional<Duration>(3s));
   EXPECT_EQ(c.host_lock, "off");
   EXPECT_EQ(c.host_dir, "/srv/snowid-host");
   EXPECT_EQ(registry_kind(s), "etcd");
-  s.etcd.clear();
+  s.registry.etcd_endpoints.clear();
   EXPECT_EQ(registry_kind(s), "file");
   EXPECT_EQ(registry_config(s, host::MapEnvironment()).host_lock, "");
   EXPECT_EQ(registry_config(s, host::MapEnvironment()).host_dir, "");
@@ -118,8 +118,8 @@ TEST(RegistrySetup, FileRegistryLeasesAndFencesUnderTheToolsNames) {
   ASSERT_TRUE(id.ok()) << code_name(id.code);
   ASSERT_TRUE(gen.value()->close().is_ok());
   EXPECT_TRUE(setup->fences->last_failure().is_ok());
-  const std::string fence = host::fence_path(s.state_dir, {2, 7});
-  EXPECT_EQ(fence, s.state_dir + "/fence-r2-h7");
+  const std::string fence = host::fence_path(s.registry.state_dir, {2, 7});
+  EXPECT_EQ(fence, s.registry.state_dir + "/fence-r2-h7");
   EXPECT_TRUE(std::filesystem::exists(fence));
 
   // Released: the same pinned id can be leased again once the clock is past

@@ -23,7 +23,7 @@
 #include <string_view>
 #include <variant>
 
-#include "settings.h"
+#include "log_level.h"
 #include "snowid/time.h"
 
 namespace snowid::daemon {

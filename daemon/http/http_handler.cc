@@ -8,6 +8,7 @@
 #include "http_commands.h"
 #include "http_responses.h"
 #include "json_text.h"
+#include "secret.h"
 #include "sequence_service.h"
 #include "snowid/lease_keeper.h"
 #include "snowid/status.h"
@@ -26,16 +27,6 @@ constexpr std::string_view kPrometheusText = "text/plain; version=0.0.4; charset
 
 // ------------------------------------------------------------- authorization
 
-// Equal in time that depends only on the length of `expected`.
-bool constant_time_equal(std::string_view given, std::string_view expected) {
-  unsigned diff = given.size() == expected.size() ? 0u : 1u;
-  for (std::size_t i = 0; i < expected.size(); ++i) {
-    const char g = i < given.size() ? given[i] : '\0';
-    diff |= static_cast<unsigned char>(g ^ expected[i]);
-  }
-  return diff == 0;
-}
-
 bool is_space(char c) { return c == ' ' || c == '\t'; }
 
 std::string_view trim(std::string_view s) {
@@ -52,7 +43,7 @@ bool bearer_matches(std::string_view authorization, std::string_view token) {
   if (lower_ascii(v.substr(0, kScheme.size())) != kScheme) return false;
   const std::string_view credentials = trim(v.substr(kScheme.size()));
   if (credentials.empty()) return false;
-  return constant_time_equal(credentials, token);
+  return same_secret(credentials, token);
 }
 
 // ------------------------------------------------------------- target parsing

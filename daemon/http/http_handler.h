@@ -50,7 +50,7 @@
 // table unreachable or a buffer dry past the wait: 503 UNAVAILABLE with
 // Retry-After. With sequences off every sequence route is 404 SEQUENCES_OFF.
 // Errors are JSON, {"error":"<WORD>","message":"...","retryable":bool}, with
-// the status of http_status() (id_service.h): 400 bad input (an unknown or
+// the status of http_status() (refusals.h): 400 bad input (an unknown or
 // repeated query parameter, a count that is not a number or out of bounds, a
 // malformed id, more than 32 query parameters), 414 a target over 8 KiB,
 // 404 unknown path (a trailing slash included: one spelling per resource),

@@ -109,7 +109,7 @@ HttpResponse bad_request(std::string_view message) {
   return error_response(400, error_word(Code::kInvalidArgument), message);
 }
 
-// A refusal of the service, as id_service.h's table says.
+// A refusal of the service, as refusals.h's table says.
 HttpResponse refusal(Code code, std::string_view message, Refusing what, Duration retry_after) {
   const std::string_view word = error_word(code, what);
   std::string fallback;

@@ -11,7 +11,7 @@
 #include <string_view>
 
 #include "http_handler.h"
-#include "id_service.h"
+#include "refusals.h"
 #include "snowid/status.h"
 #include "snowid/time.h"
 
@@ -43,7 +43,7 @@ HttpResponse error_response(unsigned status, std::string_view word, std::string_
                             bool retryable = false, Duration retry_after = Duration::zero());
 // 400 INVALID_ARGUMENT.
 HttpResponse bad_request(std::string_view message);
-// A refusal of the service, as id_service.h's table says.
+// A refusal of the service, as refusals.h's table says.
 HttpResponse refusal(Code code, std::string_view message, Refusing what, Duration retry_after);
 HttpResponse method_not_allowed(std::string_view method, std::string_view allow);
 

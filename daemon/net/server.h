@@ -37,17 +37,18 @@
 #include <optional>
 #include <string>
 
-#include "http_handler.h"
-#include "id_service.h"
-#include "log.h"
-#include "metrics.h"
+#include "address.h"
 #include "resp_parser.h"
-#include "sequence_service.h"
-#include "settings.h"
 #include "snowid/status.h"
 #include "snowid/time.h"
 
 namespace snowid::daemon {
+
+class HttpHandler;
+class IdService;
+class Logger;
+class SequenceService;
+struct ServerCounters;
 
 struct ServerOptions {
   std::string socket;  // empty: no Unix listener

@@ -13,6 +13,7 @@
 
 #include "resp_args.h"
 #include "resp_commands.h"
+#include "secret.h"
 #include "snowid/layout.h"
 #include "snowid/lease_keeper.h"
 #include "snowid/status.h"
@@ -34,19 +35,6 @@ constexpr std::string_view kWrongPass = "invalid username-password pair or user 
 // back in the error for an unknown command.
 constexpr std::size_t kQuotedArguments = 3;
 constexpr std::size_t kQuotedArgumentBytes = 32;
-
-// Compares in time that depends only on the lengths, so that a wrong token
-// does not tell how much of it was right.
-bool same_secret(std::string_view given, std::string_view expected) noexcept {
-  const std::size_t n = std::max(given.size(), expected.size());
-  unsigned diff = given.size() == expected.size() ? 0U : 1U;
-  for (std::size_t i = 0; i < n; ++i) {
-    const auto a = static_cast<unsigned char>(i < given.size() ? given[i] : 0);
-    const auto b = static_cast<unsigned char>(i < expected.size() ? expected[i] : 0);
-    diff |= static_cast<unsigned>(a ^ b);
-  }
-  return diff == 0;
-}
 
 // Redis refuses connection names with spaces, line ends or other bytes
 // outside '!'..'~', so that CLIENT LIST stays one line per client.

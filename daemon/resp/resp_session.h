@@ -60,7 +60,7 @@
 // Errors are RESP errors whose first word a client can act on: ERR for an
 // unknown command, a wrong number of arguments or a malformed number (as
 // Redis words them), NOAUTH before AUTH when a token is required, WRONGPASS
-// for a bad token, and error_word() (id_service.h) for a refusal of the
+// for a bad token, and error_word() (refusals.h) for a refusal of the
 // generator (CLOCK_MOVED_BACK, LEASE_UNCERTAIN, ...) or of a sequence
 // (NOT_FOUND, ALREADY_EXISTS, UNAVAILABLE, OUT_OF_RANGE for a spent one,
 // INVALID_ARGUMENT for a bad name, SEQUENCES_OFF when they are off)

@@ -85,7 +85,7 @@ struct CommandRow {
   // for what `effect` says it would do.
   bool safe;
   std::string_view effect;  // "issue ids", "take numbers"
-  Refusing refusing;        // how a refusal's code is worded (id_service.h)
+  Refusing refusing;        // how a refusal's code is worded (refusals.h)
 
   // Served over HTTP: a row without a path is RESP's only (TIME).
   bool http() const noexcept { return !path.empty(); }

@@ -28,7 +28,7 @@ std::string refusal_text(Code code, const LeasedGenerator& generator) {
                             : health.message();
     }
     case Code::kFailedPrecondition:
-      return "the daemon is shutting down";
+      return std::string(kShuttingDownMessage);
     case Code::kOutOfRange:
       return "the clock is outside the layout's lifetime";
     default:
@@ -39,47 +39,6 @@ std::string refusal_text(Code code, const LeasedGenerator& generator) {
 std::atomic<unsigned> next_thread_index{0};
 
 }  // namespace
-
-std::string_view error_word(Code code, Refusing what) noexcept {
-  // For ids the only precondition is that the daemon is not stopping.
-  if (code == Code::kFailedPrecondition && what != Refusing::kSequence) return "SHUTTING_DOWN";
-  return code_name(code);
-}
-
-unsigned http_status(Code code, Refusing what) noexcept {
-  switch (code) {
-    case Code::kOk:
-      return 200;
-    case Code::kInvalidArgument:
-      return 400;
-    case Code::kNotFound:
-      return 404;
-    case Code::kAlreadyExists:
-      return 409;
-    case Code::kOutOfRange:
-      switch (what) {
-        case Refusing::kIssue:
-          return 503;
-        case Refusing::kDecode:
-          return 400;
-        case Refusing::kSequence:
-          return 409;
-      }
-      return 500;
-    case Code::kSequenceExhausted:
-    case Code::kClockBehind:
-    case Code::kUnavailable:
-    case Code::kLeaseUncertain:
-    case Code::kClockMovedBack:
-    case Code::kUnhealthy:
-    case Code::kLeaseLost:
-    case Code::kFailedPrecondition:
-    case Code::kResourceExhausted:
-      return 503;
-    default:
-      return 500;
-  }
-}
 
 IdService::IdService(LeasedGenerator& generator, const Clock& clock, std::uint32_t max_batch)
     : generator_(generator),
@@ -102,8 +61,8 @@ IdResult IdService::next_id() noexcept {
   Slot& s = slot();
   s.single_requests.fetch_add(1, std::memory_order_relaxed);
   if (closed_.load(std::memory_order_acquire)) {
-    count_refusal(Code::kFailedPrecondition);
-    return IdResult{0, Code::kFailedPrecondition, Duration::zero()};
+    count_refusal(shutdown_code(Refusing::kIssue));
+    return IdResult{0, shutdown_code(Refusing::kIssue), Duration::zero()};
   }
   const IdResult r = generator_.next();
   if (r.ok()) {
@@ -126,9 +85,9 @@ IdsAnswer IdService::next_ids(std::uint64_t n) {
     return answer;
   }
   if (closed_.load(std::memory_order_acquire)) {
-    count_refusal(Code::kFailedPrecondition);
-    answer.code = Code::kFailedPrecondition;
-    answer.message = refusal_message(Code::kFailedPrecondition);
+    answer.code = shutdown_code(Refusing::kIssue);
+    count_refusal(answer.code);
+    answer.message = refusal_message(answer.code);
     return answer;
   }
   // One reserve() per tick touched: each returns what is left of the tick's

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <utility>
 
+#include "refusals.h"
+
 namespace snowid::daemon {
 namespace {
 
@@ -13,9 +15,11 @@ std::string quoted(std::string_view name) {
   return s;
 }
 
-// The store's answer for `name`, in the words the clients see: the stores
-// word kNotFound and kAlreadyExists each in their own way, and the
-// transports append a hint to these.
+// The store's answer for `name`, in the words the daemon's clients see. The
+// stores all word kNotFound and kAlreadyExists alike (store_errors.h, the
+// memory store too), for library callers; the daemon says it its own way,
+// as the subject of the hint the transports append ("create it with ...").
+// Any other answer passes as it is.
 Status refusal(std::string_view name, const Status& s) {
   switch (s.code()) {
     case Code::kNotFound:
@@ -34,21 +38,11 @@ std::size_t latency_bucket(Duration d) {
   return i;
 }
 
-// Adds the counters of `from` into `into`; the gauges (step, buffered) and
-// the last error are not counters and stay as they are.
-void add_counters(SequenceBufferStats& into, const SequenceBufferStats& from) {
-  into.numbers_issued += from.numbers_issued;
-  into.numbers_lost += from.numbers_lost;
-  into.ranges_fetched += from.ranges_fetched;
-  into.store_calls += from.store_calls;
-  into.store_failures += from.store_failures;
-  into.waits += from.waits;
-  into.wait_timeouts += from.wait_timeouts;
-  into.wait_time += from.wait_time;
-  for (std::size_t i = 0; i < into.store_latency.size(); ++i) {
-    into.store_latency[i] += from.store_latency[i];
-  }
-  into.store_latency_total += from.store_latency_total;
+// Adds the counters of a buffer being dropped to `retired`, what it still
+// holds counted as lost.
+void add_retired(SequenceBufferStats& retired, SequenceBufferStats last) {
+  last.numbers_lost += static_cast<std::uint64_t>(std::max<std::int64_t>(last.buffered, 0));
+  retired += last;
 }
 
 }  // namespace
@@ -123,7 +117,7 @@ SequenceNumbers SequenceService::try_next(std::string_view name, std::int64_t co
   }
   internal::ReaderLock lock(mu_);
   if (closed_) {
-    out.status = Status(Code::kUnavailable, "the daemon is shutting down");
+    out.status = shutting_down(Refusing::kSequence);
     return out;
   }
   const auto it = entries_.find(name);
@@ -160,7 +154,7 @@ SequenceNumbers SequenceService::try_next(std::string_view name, std::int64_t co
 Result<std::shared_ptr<SequenceBuffer>> SequenceService::buffer_for(std::string_view name) {
   const auto find = [&]() -> Result<std::shared_ptr<SequenceBuffer>> {
     internal::ReaderLock lock(mu_);
-    if (closed_) return Status(Code::kUnavailable, "the daemon is shutting down");
+    if (closed_) return shutting_down(Refusing::kSequence);
     const auto it = entries_.find(name);
     if (it == entries_.end() || !it->second->buffer) return std::shared_ptr<SequenceBuffer>();
     return it->second->buffer;
@@ -194,7 +188,7 @@ Result<std::shared_ptr<SequenceBuffer>> SequenceService::buffer_for(std::string_
   internal::WriterLock lock(mu_);
   if (closed_) {
     lock.unlock();
-    return Status(Code::kUnavailable, "the daemon is shutting down");
+    return shutting_down(Refusing::kSequence);
   }
   entry_locked(name).buffer = buffer;
   ++open_buffers_;
@@ -208,9 +202,7 @@ void SequenceService::retire(std::string_view name, const std::shared_ptr<Sequen
     const auto it = entries_.find(name);
     if (it == entries_.end() || it->second->buffer != buffer) return;
     Entry& e = *it->second;
-    SequenceBufferStats s = buffer->stats();
-    s.numbers_lost += static_cast<std::uint64_t>(std::max<std::int64_t>(s.buffered, 0));
-    add_counters(e.retired, s);
+    add_retired(e.retired, buffer->stats());
     gone = std::move(e.buffer);
     --open_buffers_;
   }
@@ -252,7 +244,7 @@ Result<SequenceRange> SequenceService::range(std::string_view name, std::int64_t
   }
   {
     internal::ReaderLock lock(mu_);
-    if (closed_) return Status(Code::kUnavailable, "the daemon is shutting down");
+    if (closed_) return shutting_down(Refusing::kSequence);
   }
   const MonoTime start = clock_.mono_now();
   Result<SequenceRange> taken = store_->take(name, size);
@@ -331,7 +323,7 @@ SequencesSnapshot SequenceService::snapshot() const {
     c.name = name;
     if (entry->buffer) {
       const SequenceBufferStats live = entry->buffer->stats();
-      add_counters(s, live);
+      s += live;
       c.buffered = live.buffered;
       c.has_buffer = true;
       ++out.buffers;
@@ -362,9 +354,7 @@ void SequenceService::close() {
     closed_ = true;
     for (auto& [name, entry] : entries_) {
       if (!entry->buffer) continue;
-      SequenceBufferStats s = entry->buffer->stats();
-      s.numbers_lost += static_cast<std::uint64_t>(std::max<std::int64_t>(s.buffered, 0));
-      add_counters(entry->retired, s);
+      add_retired(entry->retired, entry->buffer->stats());
       gone.push_back(std::move(entry->buffer));
     }
     open_buffers_ = 0;

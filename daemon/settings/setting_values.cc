@@ -1,7 +1,5 @@
 #include "setting_values.h"
 
-#include <arpa/inet.h>
-
 #include <charconv>
 #include <cstdio>
 
@@ -221,59 +219,21 @@ void assign(std::vector<Address>& field, SettingValue&& v) {
 void assign(std::vector<std::string>& field, SettingValue&& v) {
   field = take<std::vector<std::string>>(std::move(v));
 }
+void assign(std::optional<Duration>& field, SettingValue&& v) {
+  field = take<Duration>(std::move(v));
+}
+void assign(host::RegistryChoice& field, SettingValue&& v) {
+  const std::string name = take<std::string>(std::move(v));
+  for (const host::RegistryChoice c :
+       {host::RegistryChoice::kAuto, host::RegistryChoice::kFile, host::RegistryChoice::kEtcd}) {
+    if (host::registry_choice_name(c) == name) field = c;
+  }
+}
 void assign(LogLevel& field, SettingValue&& v) {
   const std::string name = take<std::string>(std::move(v));
   for (std::size_t i = 0; i < kLogLevelNames.size(); ++i) {
     if (kLogLevelNames[i] == name) field = static_cast<LogLevel>(i);
   }
-}
-
-bool Address::is_loopback() const noexcept {
-  if (ipv6) {
-    in6_addr a{};
-    return ::inet_pton(AF_INET6, host.c_str(), &a) == 1 && IN6_IS_ADDR_LOOPBACK(&a);
-  }
-  return host.starts_with("127.");
-}
-
-std::string Address::to_string() const {
-  return (ipv6 ? "[" + host + "]" : host) + ":" + std::to_string(port);
-}
-
-Result<Address> parse_address(std::string_view text) {
-  auto fail = [&](std::string why) -> Result<Address> {
-    return invalid("must be host:port (A.B.C.D:PORT, [IPV6]:PORT or localhost:PORT), " + why +
-                   ": \"" + std::string(text) + "\"");
-  };
-  Address out;
-  std::string_view port;
-  if (text.starts_with("[")) {
-    const std::size_t close = text.find(']');
-    if (close == std::string_view::npos) return fail("no closing ]");
-    out.host = std::string(text.substr(1, close - 1));
-    out.ipv6 = true;
-    in6_addr a{};
-    if (::inet_pton(AF_INET6, out.host.c_str(), &a) != 1) return fail("not an IPv6 address");
-    if (close + 1 >= text.size() || text[close + 1] != ':') return fail("no port");
-    port = text.substr(close + 2);
-  } else {
-    const std::size_t colon = text.rfind(':');
-    if (colon == std::string_view::npos) return fail("no port");
-    out.host = std::string(text.substr(0, colon));
-    port = text.substr(colon + 1);
-    if (out.host == "localhost") out.host = "127.0.0.1";
-    in_addr a{};
-    if (out.host.find(':') != std::string::npos) return fail("IPv6 needs brackets");
-    if (::inet_pton(AF_INET, out.host.c_str(), &a) != 1) return fail("not an IPv4 address");
-  }
-  const std::optional<std::int64_t> p = port.size() <= 5 ? parse_int(port) : std::nullopt;
-  if (!p || *p < 0 || *p > 65535) return fail("port must be 0..65535");
-  out.port = static_cast<std::uint16_t>(*p);
-  return out;
-}
-
-std::string_view log_level_name(LogLevel level) noexcept {
-  return kLogLevelNames[static_cast<std::size_t>(level)];
 }
 
 std::string_view setting_type_name(SettingType type) noexcept {

@@ -18,10 +18,6 @@
 
 namespace snowid::daemon {
 
-// LogLevel's names, in its order.
-inline constexpr std::array<std::string_view, 4> kLogLevelNames = {"debug", "info", "warn",
-                                                                   "error"};
-
 struct SettingValue : std::variant<std::string, std::int64_t, Duration, std::optional<Address>,
                                    bool, std::vector<std::string>, std::vector<Address>> {
   using variant::variant;
@@ -57,13 +53,29 @@ void assign(bool& field, SettingValue&& v);
 void assign(std::vector<std::string>& field, SettingValue&& v);
 void assign(std::vector<Address>& field, SettingValue&& v);
 void assign(LogLevel& field, SettingValue&& v);
+void assign(std::optional<Duration>& field, SettingValue&& v);
+void assign(host::RegistryChoice& field, SettingValue&& v);
 
-// The SettingField of the member `M` of Settings.
-template <auto M>
+// The member of `s` that the member pointers `M, Ms...` lead to, in turn.
+template <auto M, auto... Ms>
+constexpr decltype(auto) member_at(auto& s) noexcept {
+  if constexpr (sizeof...(Ms) == 0) {
+    return (s.*M);
+  } else {
+    return member_at<Ms...>(s.*M);
+  }
+}
+
+// The SettingField of the member of Settings that `Path` leads to: a field
+// (field_of<&Settings::socket>) or a field of one
+// (field_of<&Settings::registry, &host::RegistryConfig::state_dir>).
+template <auto... Path>
 inline constexpr SettingField field_of = {
-    [](Settings& s, SettingValue&& v) { assign(s.*M, std::move(v)); },
-    [](const Settings& a, const Settings& b) { return a.*M == b.*M; },
-    [](Settings& to, const Settings& from) { to.*M = from.*M; },
+    [](Settings& s, SettingValue&& v) { assign(member_at<Path...>(s), std::move(v)); },
+    [](const Settings& a, const Settings& b) {
+      return member_at<Path...>(a) == member_at<Path...>(b);
+    },
+    [](Settings& to, const Settings& from) { member_at<Path...>(to) = member_at<Path...>(from); },
 };
 
 }  // namespace snowid::daemon

@@ -42,32 +42,14 @@
 #include <string_view>
 #include <vector>
 
+#include "address.h"
 #include "environment.h"
+#include "log_level.h"
+#include "registry_open.h"
 #include "snowid/status.h"
 #include "snowid/time.h"
 
 namespace snowid::daemon {
-
-// A listener's address. `host` is an IPv4 or IPv6 literal (IPv6 without the
-// brackets), "localhost" already turned into 127.0.0.1. Port 0: the kernel
-// picks a free port (for tests).
-struct Address {
-  std::string host;
-  std::uint16_t port = 0;
-  bool ipv6 = false;
-
-  bool is_loopback() const noexcept;
-  // "127.0.0.1:7390" or "[::1]:7390".
-  std::string to_string() const;
-  friend bool operator==(const Address&, const Address&) = default;
-};
-
-// Parses "A.B.C.D:PORT", "[IPV6]:PORT" or "localhost:PORT", port 0..65535.
-// kInvalidArgument naming what is wrong (without a setting name).
-Result<Address> parse_address(std::string_view text);
-
-enum class LogLevel : std::uint8_t { kDebug, kInfo, kWarn, kError };
-std::string_view log_level_name(LogLevel level) noexcept;
 
 // What the command line asks for besides running.
 enum class Action : std::uint8_t { kRun, kHelp, kHelpSettings };
@@ -79,14 +61,18 @@ struct Settings {
   // The TOML file read, or empty.
   std::string config_file;
 
-  std::string socket;                    // Unix socket for RESP
-  std::optional<Address> http;           // nullopt: off
-  std::optional<Address> tcp;            // RESP over TCP; nullopt: off
-  std::vector<std::string> etcd;         // member URLs; empty: the file registry
-  std::string registry = "auto";         // auto, file or etcd
+  std::string socket;           // Unix socket for RESP
+  std::optional<Address> http;  // nullopt: off
+  std::optional<Address> tcp;   // RESP over TCP; nullopt: off
+  // The registry and the state directory, as the tool gives them to the
+  // host library: the settings choice, state_dir (the fences live there
+  // too), etcd (the member URLs; empty: the file registry), quarantine
+  // (default 0 with the file registry, 10 s with etcd) and etcd_*. The
+  // host-wide lock and directory are not settings: registry_config() adds
+  // them from the environment.
+  host::RegistryConfig registry;
   std::uint32_t region = 0;              // fits the layout's region field
   std::optional<std::uint32_t> host;     // pinned host id in the region; nullopt: any free one
-  std::string state_dir;                 // fences and the file registry
   std::uint32_t socket_mode = 0660;      // permission bits of `socket`
   std::uint32_t max_batch = 10000;       // largest NEXTIDS n / count=N; runtime
   std::uint32_t threads = 2;             // event-loop threads
@@ -99,16 +85,8 @@ struct Settings {
   Duration lease_ttl = std::chrono::seconds(10);
   Duration lease_renew = std::chrono::seconds(3);
   Duration lease_stop = std::chrono::seconds(8);
-  Duration quarantine = Duration::zero();  // default 0 (file), 10 s (etcd)
   Duration max_clock_skew = std::chrono::milliseconds(100);
   Duration max_backward = std::chrono::milliseconds(100);
-  std::string etcd_prefix = "/snowid";
-  std::string etcd_cluster = "default";
-  std::string etcd_ca;
-  std::string etcd_cert;
-  std::string etcd_key;
-  std::string etcd_user;
-  std::string etcd_password;
   std::string layout = "snowid";  // preset name or layout file; never runtime
 
   // The named sequences (sequence_service.h): the ticket table as

@@ -55,12 +55,12 @@ Status default_socket(Settings& s, const host::Environment& env) {
 Status default_state_dir(Settings& s, const host::Environment& env) {
   Result<std::string> dir = host::default_state_dir(env, host::StateDirFallback::kSystemForRoot);
   if (!dir.is_ok()) return invalid("state_dir: " + dir.status().message());
-  s.state_dir = std::move(dir).value();
+  s.registry.state_dir = std::move(dir).value();
   return Status::ok();
 }
 
 Status default_quarantine(Settings& s, const host::Environment&) {
-  s.quarantine = s.etcd.empty() ? Duration::zero() : Duration(10s);
+  s.registry.quarantine = s.registry.etcd_endpoints.empty() ? Duration::zero() : Duration(10s);
   return Status::ok();
 }
 
@@ -68,7 +68,7 @@ Status default_quarantine(Settings& s, const host::Environment&) {
 constexpr std::string_view kSequencesDefaultText = "sqlite:<state_dir>/sequences.db";
 // After state_dir, which comes earlier in the list.
 Status default_sequences(Settings& s, const host::Environment&) {
-  s.sequences = "sqlite:" + s.state_dir + "/sequences.db";
+  s.sequences = "sqlite:" + s.registry.state_dir + "/sequences.db";
   return Status::ok();
 }
 #else
@@ -117,12 +117,12 @@ constexpr SettingInfo kSettings[] = {
     {.name = "etcd", .flag = "--etcd", .env = "SNOWID_ETCD",
      .type = kEndpoints, .empty_env_is_value = true, .env_alias = "SNOWID_ETCD_ENDPOINTS",
      .default_text = "off",
-     .field = field_of<&Settings::etcd>,
+     .field = field_of<&Settings::registry, &host::RegistryConfig::etcd_endpoints>,
      .description = "etcd member URLs (URL[,URL...]); off: the file registry in state_dir."},
     {.name = "registry", .flag = "--registry", .env = "SNOWID_REGISTRY",
      .type = kEnum, .choices = kRegistries, .empty_env_is_value = true,
      .default_text = "auto",
-     .field = field_of<&Settings::registry>,
+     .field = field_of<&Settings::registry, &host::RegistryConfig::choice>,
      .description =
          "Worker-id registry: etcd, file, or auto (etcd when etcd is set, else the file registry, "
          "which auto refuses under a container orchestrator such as Kubernetes: choose file "
@@ -144,7 +144,7 @@ constexpr SettingInfo kSettings[] = {
      .default_text = "$XDG_STATE_HOME/snowid, else $HOME/.local/state/snowid, else /var/lib/snowid "
                      "as root",
      .compute_default = default_state_dir,
-     .field = field_of<&Settings::state_dir>,
+     .field = field_of<&Settings::registry, &host::RegistryConfig::state_dir>,
      .description = "Directory for time fences and the file registry."},
     {.name = "socket_mode", .flag = "--socket-mode", .env = "SNOWID_SOCKET_MODE",
      .type = kMode, .max = 0777,
@@ -204,7 +204,7 @@ constexpr SettingInfo kSettings[] = {
      .type = kDuration, .max = kHourMs,
      .default_text = "0 with the file registry, 10s with etcd",
      .compute_default = default_quarantine,
-     .field = field_of<&Settings::quarantine>,
+     .field = field_of<&Settings::registry, &host::RegistryConfig::quarantine>,
      .description = "How long a released worker id rests before reuse."},
     {.name = "max_clock_skew", .flag = "--max-clock-skew", .env = "SNOWID_MAX_CLOCK_SKEW",
      .type = kDuration, .max = 60 * 1000,
@@ -219,37 +219,37 @@ constexpr SettingInfo kSettings[] = {
     {.name = "etcd_prefix", .flag = "--etcd-prefix", .env = "SNOWID_ETCD_PREFIX",
      .type = kString,
      .default_text = "/snowid",
-     .field = field_of<&Settings::etcd_prefix>,
+     .field = field_of<&Settings::registry, &host::RegistryConfig::etcd_prefix>,
      .description = "etcd key prefix; keys live under <prefix>/<cluster>/."},
     {.name = "etcd_cluster", .flag = "--etcd-cluster", .env = "SNOWID_ETCD_CLUSTER",
      .type = kString,
      .default_text = "default",
-     .field = field_of<&Settings::etcd_cluster>,
+     .field = field_of<&Settings::registry, &host::RegistryConfig::etcd_cluster>,
      .description = "Cluster name under the etcd prefix."},
     {.name = "etcd_ca", .flag = "--etcd-ca", .env = "SNOWID_ETCD_CA",
      .type = kString,
      .default_text = "",
-     .field = field_of<&Settings::etcd_ca>,
+     .field = field_of<&Settings::registry, &host::RegistryConfig::etcd_ca>,
      .description = "CA bundle to verify etcd members; empty: the system's CAs."},
     {.name = "etcd_cert", .flag = "--etcd-cert", .env = "SNOWID_ETCD_CERT",
      .type = kString,
      .default_text = "",
-     .field = field_of<&Settings::etcd_cert>,
+     .field = field_of<&Settings::registry, &host::RegistryConfig::etcd_cert>,
      .description = "Client certificate for mutual TLS with etcd."},
     {.name = "etcd_key", .flag = "--etcd-key", .env = "SNOWID_ETCD_KEY",
      .type = kString,
      .default_text = "",
-     .field = field_of<&Settings::etcd_key>,
+     .field = field_of<&Settings::registry, &host::RegistryConfig::etcd_key>,
      .description = "Client key for mutual TLS with etcd."},
     {.name = "etcd_user", .flag = "--etcd-user", .env = "SNOWID_ETCD_USER",
      .type = kString,
      .default_text = "",
-     .field = field_of<&Settings::etcd_user>,
+     .field = field_of<&Settings::registry, &host::RegistryConfig::etcd_user>,
      .description = "etcd user; empty: no authentication."},
     {.name = "etcd_password", .flag = "--etcd-password", .env = "SNOWID_ETCD_PASSWORD",
      .type = kString, .secret = true,
      .default_text = "",
-     .field = field_of<&Settings::etcd_password>,
+     .field = field_of<&Settings::registry, &host::RegistryConfig::etcd_password>,
      .description = "etcd password."},
     {.name = "layout", .flag = "--layout", .env = "SNOWID_LAYOUT",
      .type = kString, .check = not_empty,

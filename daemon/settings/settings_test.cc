@@ -55,9 +55,9 @@ TEST(Settings, DefaultsRunWithNoConfiguration) {
   ASSERT_TRUE(s.http.has_value());
   EXPECT_EQ(s.http->to_string(), "127.0.0.1:7390");
   EXPECT_FALSE(s.tcp.has_value());
-  EXPECT_TRUE(s.etcd.empty());
+  EXPECT_TRUE(s.registry.etcd_endpoints.empty());
   EXPECT_EQ(s.region, 0u);
-  EXPECT_EQ(s.state_dir, "/home/u/.local/state/snowid");
+  EXPECT_EQ(s.registry.state_dir, "/home/u/.local/state/snowid");
   EXPECT_EQ(s.socket_mode, 0660u);
   EXPECT_EQ(s.max_batch, 10000u);
   EXPECT_EQ(s.threads, 2u);
@@ -68,11 +68,11 @@ TEST(Settings, DefaultsRunWithNoConfiguration) {
   EXPECT_EQ(s.lease_ttl, 10s);
   EXPECT_EQ(s.lease_renew, 3s);
   EXPECT_EQ(s.lease_stop, 8s);
-  EXPECT_EQ(s.quarantine, 0s);
+  EXPECT_EQ(s.registry.quarantine, 0s);
   EXPECT_EQ(s.max_clock_skew, 100ms);
   EXPECT_EQ(s.max_backward, 100ms);
-  EXPECT_EQ(s.etcd_prefix, "/snowid");
-  EXPECT_EQ(s.etcd_cluster, "default");
+  EXPECT_EQ(s.registry.etcd_prefix, "/snowid");
+  EXPECT_EQ(s.registry.etcd_cluster, "default");
   EXPECT_EQ(s.layout, "snowid");
 #if SNOWID_DAEMON_SEQUENCE_STORES
   EXPECT_EQ(s.sequences, "sqlite:/home/u/.local/state/snowid/sequences.db");
@@ -204,19 +204,19 @@ TEST(Settings, DefaultSocketFollowsRuntimeDirThenRoot) {
 TEST(Settings, DefaultStateDirMatchesTheTool) {
   host::MapEnvironment env = base_env();
   env.variables["XDG_STATE_HOME"] = "/xdg/state";
-  EXPECT_EQ(load({}, env)->state_dir, "/xdg/state/snowid");
+  EXPECT_EQ(load({}, env)->registry.state_dir, "/xdg/state/snowid");
   env.variables["SNOWID_STATE_DIR"] = "/srv/snowid";
-  EXPECT_EQ(load({}, env)->state_dir, "/srv/snowid");
+  EXPECT_EQ(load({}, env)->registry.state_dir, "/srv/snowid");
 
   host::MapEnvironment homeless;
   EXPECT_NE(error_of(load({}, homeless)).find("state_dir"), std::string::npos);
   homeless.user = 0;
-  EXPECT_EQ(load({}, homeless)->state_dir, "/var/lib/snowid");
+  EXPECT_EQ(load({}, homeless)->registry.state_dir, "/var/lib/snowid");
 }
 
 TEST(Settings, QuarantineDefaultDependsOnRegistry) {
-  EXPECT_EQ(load({"--etcd", "http://10.0.0.1:2379"})->quarantine, 10s);
-  EXPECT_EQ(load({"--etcd", "http://a:2379", "--quarantine", "2s"})->quarantine, 2s);
+  EXPECT_EQ(load({"--etcd", "http://10.0.0.1:2379"})->registry.quarantine, 10s);
+  EXPECT_EQ(load({"--etcd", "http://a:2379", "--quarantine", "2s"})->registry.quarantine, 2s);
 }
 
 TEST(Settings, FlagBeatsEnvironmentBeatsFileBeatsDefault) {
@@ -394,9 +394,10 @@ TEST(Settings, AddressParsing) {
 }
 
 TEST(Settings, EtcdEndpoints) {
-  EXPECT_EQ(load({"--etcd", "http://a:2379,https://b:2379"})->etcd,
+  EXPECT_EQ(load({"--etcd", "http://a:2379,https://b:2379"})->registry.etcd_endpoints,
             (std::vector<std::string>{"http://a:2379", "https://b:2379"}));
-  EXPECT_EQ(load_toml("etcd = [\"http://a:1\", \"http://b:2\"]\n")->etcd.size(), 2u);
+  EXPECT_EQ(load_toml("etcd = [\"http://a:1\", \"http://b:2\"]\n")->registry.etcd_endpoints.size(),
+            2u);
   EXPECT_FALSE(load({"--etcd", "a:2379"}).is_ok());
   EXPECT_FALSE(load({"--etcd", "http://a:2379,"}).is_ok());
 }
@@ -417,27 +418,28 @@ TEST(Settings, AnEmptyOrBlankEtcdIsRefusedWhereverItComesFrom) {
   for (const char* toml : {"etcd = \"\"\n", "etcd = \"  \"\n", "etcd = []\n"}) {
     EXPECT_NE(error_of(load_toml(toml)).find("is empty"), std::string::npos) << toml;
   }
-  EXPECT_TRUE(load({"--etcd", "off"})->etcd.empty()) << "off is the explicit file registry";
+  EXPECT_TRUE(load({"--etcd", "off"})->registry.etcd_endpoints.empty())
+      << "off is the explicit file registry";
 }
 
 TEST(Settings, RegistryIsAutoFileOrEtcd) {
-  EXPECT_EQ(load({})->registry, "auto");
-  EXPECT_EQ(load({"--registry", "file"})->registry, "file");
-  EXPECT_EQ(load_toml("registry = \"etcd\"\n")->registry, "etcd");
+  EXPECT_EQ(load({})->registry.choice, host::RegistryChoice::kAuto);
+  EXPECT_EQ(load({"--registry", "file"})->registry.choice, host::RegistryChoice::kFile);
+  EXPECT_EQ(load_toml("registry = \"etcd\"\n")->registry.choice, host::RegistryChoice::kEtcd);
   EXPECT_FALSE(load({"--registry", "zookeeper"}).is_ok());
   host::MapEnvironment env = base_env();
   env.variables["SNOWID_REGISTRY"] = "";
   EXPECT_FALSE(load({}, env).is_ok()) << "an empty registry variable is refused, not ignored";
   env.variables["SNOWID_REGISTRY"] = "file";
-  EXPECT_EQ(load({}, env)->registry, "file");
+  EXPECT_EQ(load({}, env)->registry.choice, host::RegistryChoice::kFile);
 }
 
 TEST(Settings, EtcdAlsoReadsTheToolsVariableButItsOwnWins) {
   host::MapEnvironment env = base_env();
   env.variables["SNOWID_ETCD_ENDPOINTS"] = "http://tool:2379";
-  EXPECT_EQ(load({}, env)->etcd, (std::vector<std::string>{"http://tool:2379"}));
+  EXPECT_EQ(load({}, env)->registry.etcd_endpoints, (std::vector<std::string>{"http://tool:2379"}));
   env.variables["SNOWID_ETCD"] = "http://own:2379";
-  EXPECT_EQ(load({}, env)->etcd, (std::vector<std::string>{"http://own:2379"}));
+  EXPECT_EQ(load({}, env)->registry.etcd_endpoints, (std::vector<std::string>{"http://own:2379"}));
   env.variables.erase("SNOWID_ETCD");
   env.variables["SNOWID_ETCD_ENDPOINTS"] = "not-a-url";
   const Result<Settings> bad = load({}, env);

@@ -131,6 +131,19 @@ struct GeneratorStats {
   std::uint64_t fence_write_failures = 0;  // fence stores that failed
   std::uint64_t refusals = 0;              // kClockMovedBack, kUnhealthy, kOutOfRange, kLeaseLost
   std::uint64_t lease_refusals = 0;        // kLeaseUncertain and kLeaseLost answers
+
+  // Adds every counter of `other`.
+  GeneratorStats& operator+=(const GeneratorStats& other) noexcept {
+    sequence_exhausted += other.sequence_exhausted;
+    clock_behind += other.clock_behind;
+    waits_gave_up += other.waits_gave_up;
+    borrowed_ticks += other.borrowed_ticks;
+    fence_writes += other.fence_writes;
+    fence_write_failures += other.fence_write_failures;
+    refusals += other.refusals;
+    lease_refusals += other.lease_refusals;
+    return *this;
+  }
 };
 
 class Generator {

@@ -20,6 +20,7 @@
 
 #include <array>
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -85,6 +86,23 @@ struct SequenceBufferStats {
   std::int64_t step = 0;      // the size the next request will ask for (0: not known yet)
   std::int64_t buffered = 0;  // numbers in memory now, both buffers
   Status last_error;          // the last failed take(), OK if none since the last success
+
+  // Adds the counters of `other` (the latency histogram bucket by bucket);
+  // the gauges (step, buffered) and last_error stay this one's.
+  SequenceBufferStats& operator+=(const SequenceBufferStats& other) noexcept {
+    numbers_issued += other.numbers_issued;
+    numbers_lost += other.numbers_lost;
+    ranges_fetched += other.ranges_fetched;
+    store_calls += other.store_calls;
+    store_failures += other.store_failures;
+    waits += other.waits;
+    wait_timeouts += other.wait_timeouts;
+    wait_time += other.wait_time;
+    for (std::size_t i = 0; i < store_latency.size(); ++i)
+      store_latency[i] += other.store_latency[i];
+    store_latency_total += other.store_latency_total;
+    return *this;
+  }
 };
 
 class SequenceBuffer {

@@ -11,13 +11,13 @@
 #include <csignal>
 #include <cstring>
 #include <map>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <utility>
 
 #include "diagnostics.h"
 #include "fence_file.h"
+#include "mutex.h"
 #include "number_text.h"
 #include "snowid/lease_rules.h"
 #include "snowid/leased_generator.h"
@@ -122,7 +122,7 @@ class Issuer {
       const std::string text = status.is_ok() ? event : event + ": " + status.to_string();
       // A failing re-acquisition is retried every kReacquireEvery; once is
       // enough to say so.
-      std::lock_guard<std::mutex> lock(mu_);
+      internal::MutexLock lock(mu_);
       if (text == last_event_) return;
       last_event_ = text;
       if (status.is_ok()) {
@@ -199,14 +199,14 @@ class Issuer {
  private:
   std::shared_ptr<FenceStore> fence_for(WorkerId w) {
     auto store = std::make_shared<host::RecordingFenceStore>(host::fence_path(r_.state_dir, w));
-    std::lock_guard<std::mutex> lock(mu_);
+    internal::MutexLock lock(mu_);
     fences_[{w.region, w.host}] = store;
     return store;
   }
 
   std::shared_ptr<host::RecordingFenceStore> current_fence() {
     const WorkerId w = gen_->worker();
-    std::lock_guard<std::mutex> lock(mu_);
+    internal::MutexLock lock(mu_);
     auto it = fences_.find({w.region, w.host});
     return it == fences_.end() ? nullptr : it->second;
   }
@@ -266,10 +266,10 @@ class Issuer {
   std::atomic<bool> live_{false};
   // Guards fences_ and last_event_: the generator asks for fences and tells
   // events from its own thread after a loss.
-  std::mutex mu_;
+  internal::Mutex mu_;
   std::map<std::pair<std::uint32_t, std::uint32_t>, std::shared_ptr<host::RecordingFenceStore>>
-      fences_;
-  std::string last_event_;
+      fences_ GUARDED_BY(mu_);
+  std::string last_event_ GUARDED_BY(mu_);
   // Declared before the generator, which uses it, so that it goes after.
   std::unique_ptr<WorkerRegistry> registry_;
   std::unique_ptr<LeasedGenerator> gen_;
