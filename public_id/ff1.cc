@@ -60,6 +60,16 @@ void fixed_block(std::uint32_t radix, std::size_t u, std::size_t n, std::size_t 
   put_be(p + 12, t, 4);
 }
 
+// Q = T || 0^((-t-b-1) mod 16) || [i]_1 || [NUM(B)]_b, with T in place; each
+// round fills in its round byte and NUM(B).
+std::vector<std::uint8_t> q_block(std::span<const std::uint8_t> tweak, std::size_t bbytes) {
+  const std::size_t t = tweak.size();
+  const std::size_t pad = (16 - (t + bbytes + 1) % 16) % 16;
+  std::vector<std::uint8_t> q(t + pad + 1 + bbytes, 0);
+  if (t > 0) std::memcpy(q.data(), tweak.data(), t);
+  return q;
+}
+
 }  // namespace
 
 Ff1::Ff1(std::unique_ptr<internal::AesEcb> aes, std::uint32_t radix)
@@ -138,10 +148,8 @@ Result<std::vector<std::uint32_t>> Ff1::run(std::span<const std::uint32_t> x,
   std::uint8_t p[16];
   fixed_block(radix_, u, n, t, p);
 
-  // Q = T || 0^((-t-b-1) mod 16) || [i]_1 || [NUM(B)]_b
-  const std::size_t pad = (16 - (t + bbytes + 1) % 16) % 16;
-  std::vector<std::uint8_t> q(t + pad + 1 + bbytes, 0);
-  if (t > 0) std::memcpy(q.data(), tweak.data(), t);
+  std::vector<std::uint8_t> q = q_block(tweak, bbytes);
+  const std::size_t round_at = q.size() - 1 - bbytes;  // [i]_1, then NUM(B)
   std::vector<std::uint8_t> s((d + 15) / 16 * 16);
 
   std::vector<std::uint32_t> left(x.begin(), x.begin() + static_cast<std::ptrdiff_t>(u));
@@ -155,8 +163,8 @@ Result<std::vector<std::uint32_t>> Ff1::run(std::span<const std::uint32_t> x,
     // The half that feeds the PRF: B when encrypting, A when decrypting.
     BIGNUM* fed = encrypt ? b.get() : a.get();
     BIGNUM* mixed = encrypt ? a.get() : b.get();
-    q[t + pad] = static_cast<std::uint8_t>(i);
-    if (BN_bn2binpad(fed, q.data() + t + pad + 1, static_cast<int>(bbytes)) < 0) return no_bn;
+    q[round_at] = static_cast<std::uint8_t>(i);
+    if (BN_bn2binpad(fed, q.data() + round_at + 1, static_cast<int>(bbytes)) < 0) return no_bn;
     std::uint8_t r[16] = {};
     if (!internal::cbc_mac(*aes_, std::span<const std::uint8_t>(p, 16), r) ||
         !internal::cbc_mac(*aes_, q, r)) {
@@ -215,16 +223,15 @@ Result<std::vector<std::uint32_t>> Ff1::run_small(std::span<const std::uint32_t>
   const std::size_t t = tweak.size();
   std::uint8_t p[16];
   fixed_block(radix_, u, n, t, p);
-  const std::size_t pad = (16 - (t + bbytes + 1) % 16) % 16;
-  std::vector<std::uint8_t> q(t + pad + 1 + bbytes, 0);
-  if (t > 0) std::memcpy(q.data(), tweak.data(), t);
+  std::vector<std::uint8_t> q = q_block(tweak, bbytes);
+  const std::size_t round_at = q.size() - 1 - bbytes;  // [i]_1, then NUM(B)
   std::uint64_t a = 0, b = 0;
   for (std::size_t i = 0; i < u; ++i) a = a * radix_ + x[i];
   for (std::size_t i = u; i < n; ++i) b = b * radix_ + x[i];
   for (int step = 0; step < 10; ++step) {
     const int i = encrypt ? step : 9 - step;
-    q[t + pad] = static_cast<std::uint8_t>(i);
-    put_be(q.data() + t + pad + 1, encrypt ? b : a, bbytes);
+    q[round_at] = static_cast<std::uint8_t>(i);
+    put_be(q.data() + round_at + 1, encrypt ? b : a, bbytes);
     std::uint8_t r[16] = {};
     if (!internal::cbc_mac(*aes_, std::span<const std::uint8_t>(p, 16), r) ||
         !internal::cbc_mac(*aes_, q, r)) {
