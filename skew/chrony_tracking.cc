@@ -9,6 +9,11 @@ namespace {
 
 constexpr std::size_t kFields = 14;
 
+// Every term but the reference time is at most this large in magnitude
+// (about 31 years; chrony's own are seconds at most). It keeps the sum in
+// chrony_bound, and the age limit, far inside a count of nanoseconds.
+constexpr Duration kLargestTerm = std::chrono::seconds(1'000'000'000);
+
 Status bad(std::string_view field, std::string_view text) {
   return Status(Code::kInvalidArgument, "chronyc tracking: " + std::string(field) + " is not " +
                                             "a number: \"" + std::string(text.substr(0, 32)) +
@@ -51,6 +56,23 @@ bool parse_ppm(std::string_view text, double& out) {
   return r.ec == std::errc() && r.ptr == text.data() + text.size() && std::isfinite(out);
 }
 
+// One duration term: a number of seconds, non-negative unless `signed_term`,
+// and within kLargestTerm.
+Status parse_term(std::string_view field, std::string_view text, bool signed_term, Duration& out) {
+  if (!parse_seconds(text, out)) return bad(field, text);
+  if (!signed_term && out < Duration::zero()) {
+    return Status(Code::kInvalidArgument, "chronyc tracking: " + std::string(field) +
+                                              " is negative: \"" + std::string(text.substr(0, 32)) +
+                                              "\"");
+  }
+  if (out > kLargestTerm || out < -kLargestTerm) {
+    return Status(Code::kInvalidArgument, "chronyc tracking: " + std::string(field) +
+                                              " is beyond 10^9 s: \"" +
+                                              std::string(text.substr(0, 32)) + "\"");
+  }
+  return Status();
+}
+
 }  // namespace
 
 Result<ChronyTracking> parse_chrony_tracking(std::string_view line) {
@@ -83,21 +105,27 @@ Result<ChronyTracking> parse_chrony_tracking(std::string_view line) {
   Duration ref = Duration::zero();
   if (!parse_seconds(f[3], ref) || ref < Duration::zero()) return bad("the reference time", f[3]);
   t.reference_time = WallTime(ref);
-  if (!parse_seconds(f[4], t.system_offset)) return bad("the system time", f[4]);
-  if (!parse_seconds(f[5], t.last_offset)) return bad("the last offset", f[5]);
-  if (!parse_seconds(f[6], t.rms_offset)) return bad("the RMS offset", f[6]);
+  const struct {
+    std::string_view field;
+    std::size_t index;
+    bool signed_term;
+    Duration& out;
+  } terms[] = {
+      {"the system time", 4, true, t.system_offset},
+      {"the last offset", 5, true, t.last_offset},
+      {"the RMS offset", 6, true, t.rms_offset},
+      {"the root delay", 10, false, t.root_delay},
+      {"the root dispersion", 11, false, t.root_dispersion},
+      {"the update interval", 12, false, t.update_interval},
+  };
+  for (const auto& term : terms) {
+    if (Status s = parse_term(term.field, f[term.index], term.signed_term, term.out); !s.is_ok()) {
+      return s;
+    }
+  }
   if (!parse_ppm(f[7], t.frequency_ppm)) return bad("the frequency", f[7]);
   if (!parse_ppm(f[8], t.residual_frequency_ppm)) return bad("the residual frequency", f[8]);
   if (!parse_ppm(f[9], t.skew_ppm)) return bad("the skew", f[9]);
-  if (!parse_seconds(f[10], t.root_delay) || t.root_delay < Duration::zero()) {
-    return bad("the root delay", f[10]);
-  }
-  if (!parse_seconds(f[11], t.root_dispersion) || t.root_dispersion < Duration::zero()) {
-    return bad("the root dispersion", f[11]);
-  }
-  if (!parse_seconds(f[12], t.update_interval) || t.update_interval < Duration::zero()) {
-    return bad("the update interval", f[12]);
-  }
   t.leap_status = std::string(f[13]);
   if (t.leap_status != "Normal" && t.leap_status != "Insert second" &&
       t.leap_status != "Delete second" && t.leap_status != "Not synchronised") {
@@ -118,8 +146,13 @@ Result<Duration> chrony_bound(const ChronyTracking& t, WallTime now,
     return Status(Code::kUnavailable, "chrony's last update is in the future by " +
                                           std::to_string(-age.count() / 1000000) + " ms");
   }
-  const Duration limit = std::min(
-      options.max_age, std::max(options.min_age_limit, t.update_interval * options.intervals));
+  // update_interval * intervals, without overflowing for any interval.
+  const Duration intervals_limit =
+      options.intervals > 0 && t.update_interval > options.max_age / options.intervals
+          ? options.max_age
+          : t.update_interval * std::max(options.intervals, 0);
+  const Duration limit =
+      std::min(options.max_age, std::max(options.min_age_limit, intervals_limit));
   if (age > limit) {
     return Status(Code::kUnavailable, "chrony's last update is " +
                                           std::to_string(age.count() / 1000000) +

@@ -39,7 +39,9 @@ struct ChronyTracking {
 // Parses one line of `chronyc -c tracking` (a trailing line end allowed).
 // kInvalidArgument names the field that is missing or malformed; a negative,
 // NaN or infinite root delay, root dispersion or update interval is refused
-// (a negative term would quietly narrow the bound).
+// (a negative term would quietly narrow the bound), and so is any term but
+// the reference time beyond 10^9 s in magnitude (no chrony prints one; the
+// bound's sum would overflow).
 Result<ChronyTracking> parse_chrony_tracking(std::string_view line);
 
 struct ChronyBoundOptions {

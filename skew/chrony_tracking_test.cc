@@ -96,6 +96,26 @@ TEST(ChronyTracking, MalformedLinesAreRefusedNamingWhatIsWrong) {
   refused(with(",9,", ",17,"), "stratum");
   refused(with("Normal", "Sometimes"), "leap status");
   refused(with("0.3,", "0.,"), "update interval");
+  // Terms beyond 10^9 s: the age limit multiplies the interval, and the
+  // bound adds the terms; neither may overflow.
+  refused(with("0.3,", "3444444444,"), "update interval is beyond");
+  refused(with("0.000004414", "1000000000.1"), "root delay is beyond");
+  refused(with("-0.000000953", "-1000000001"), "system time is beyond");
+}
+
+TEST(ChronyTracking, TheLargestTermsStillGiveABoundWithoutOverflow) {
+  std::string line(kSynced);
+  const auto set = [&](std::string_view from, std::string_view to) {
+    line.replace(line.find(from), from.size(), to);
+  };
+  set("-0.000000953", "-1000000000");
+  set("0.000004414", "1000000000");
+  set("0.3,", "1000000000,");
+  const Result<ChronyTracking> t = parse_chrony_tracking(line);
+  ASSERT_TRUE(t.is_ok()) << t.status().message();
+  const Result<Duration> bound = chrony_bound(t.value(), t.value().reference_time);
+  ASSERT_TRUE(bound.is_ok()) << bound.status().message();
+  EXPECT_GE(bound.value(), std::chrono::seconds(1'500'000'000));
 }
 
 }  // namespace
