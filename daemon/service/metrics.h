@@ -4,11 +4,10 @@
 // (the scalar ones come from the one list in stats.h, which INFO uses too)
 //   snowid_ids_issued_total, snowid_ids_dropped_total, snowid_requests_total{kind="single|batch"},
 //   snowid_reserve_calls_total, snowid_decodes_total, snowid_decode_errors_total,
-//   snowid_borrowed_ticks_total, snowid_lease_losses_total, snowid_refusals_total{reason="<WORD>"} (one
-//   series per word, zero included), snowid_clock_behind_total (clock
-//   regressions and early ticks waited out), snowid_clock_moved_back_total
-//   (refused), snowid_sequence_exhausted_total, snowid_waits_gave_up_total,
-//   snowid_lease_renewals_total, snowid_lease_renewal_failures_total,
+//   snowid_borrowed_ticks_total, snowid_lease_losses_total, snowid_refusals_total{reason="<WORD>"}
+//   (one series per word, zero included), snowid_clock_behind_total (clock regressions and early
+//   ticks waited out), snowid_clock_moved_back_total (refused), snowid_sequence_exhausted_total,
+//   snowid_waits_gave_up_total, snowid_lease_renewals_total, snowid_lease_renewal_failures_total,
 //   snowid_lease_renewal_latency_seconds{which="last|max"},
 //   snowid_lease_state{state="held|uncertain|lost|released"} (1 for the
 //   current one), snowid_lease_reacquisitions_total, snowid_ready,

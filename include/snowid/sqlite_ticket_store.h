@@ -26,8 +26,7 @@ struct SqliteTicketStoreOptions {
 // by default, migrates it. kUnavailable when the file cannot be opened or is
 // locked past busy_timeout; kFailedPrecondition for a schema newer than this
 // code. `clock` stamps the created/updated times and must outlive the store.
-Result<std::unique_ptr<TicketStore>> open_sqlite_ticket_store(const std::string& path,
-                                                              const Clock& clock,
-                                                              SqliteTicketStoreOptions options = {});
+Result<std::unique_ptr<TicketStore>> open_sqlite_ticket_store(
+    const std::string& path, const Clock& clock, SqliteTicketStoreOptions options = {});
 
 }  // namespace snowid

@@ -40,7 +40,7 @@ struct SequenceRange {
 // One row of the ticket table.
 struct SequenceInfo {
   std::string name;
-  std::int64_t next_value = 0;  // the first number no range has taken yet
+  std::int64_t next_value = 0;               // the first number no range has taken yet
   std::int64_t step = kDefaultSequenceStep;  // range size when a taker asks for none
   WallTime created;
   WallTime updated;  // the last create or take
