@@ -148,9 +148,18 @@ void reload_public_ids(PublicIds& ids, const std::string& path, Logger& log) {
                {"kept", kept == nullptr ? std::string("off") : describe_keyring(kept->keys())}});
   }
 }
+
+// public_id_unwrap, from now on; the settings checked the word.
+void set_unwrap_callers(PublicIds& ids, const std::string& word) {
+  UnwrapCallers who = UnwrapCallers::kLocal;
+  if (parse_unwrap_callers(word, who)) ids.set_unwrap_callers(who);
+}
+const PublicIdPort* public_id_port(const PublicIds& ids) { return &ids; }
 #else
 // Built without public ids: nothing to load, and a keyring is refused.
 struct PublicIds {};
+void set_unwrap_callers(PublicIds&, const std::string&) {}
+const PublicIdPort* public_id_port(const PublicIds&) { return nullptr; }
 Status load_public_ids(PublicIds&, const std::string& path, bool, Logger&) {
   if (path.empty()) return Status::ok();
   return Status(Code::kInvalidArgument,
@@ -187,8 +196,8 @@ void reload(Running& r) {
       .set_max_batch = [&r](std::uint32_t n) { r.service.set_max_batch(n); },
       .set_public_id_keys =
           [&r](const std::string& path) { reload_public_ids(r.public_ids, path, r.log); },
-      // Unwrap reads it from the running settings.
-      .set_public_id_unwrap = [](const std::string&) {},
+      .set_public_id_unwrap =
+          [&r](const std::string& word) { set_unwrap_callers(r.public_ids, word); },
   };
   const std::string keys_before = r.settings.public_id_keys;
   const std::string changed = apply_runtime(r.settings, fresh.value(), targets);
@@ -378,6 +387,7 @@ int run(int argc, char** argv) {
               {{"code", code_name(keys.code())}, {"error", "public_id_keys: " + keys.message()}});
     return kExitUsage;
   }
+  set_unwrap_callers(public_ids, settings.public_id_unwrap);
 
   const SequenceBufferOptions buffering = buffer_options(settings);
   if (const Status valid = validate(buffering); !valid.is_ok()) {
@@ -444,7 +454,7 @@ int run(int argc, char** argv) {
       [&service, &counters, &sequence_service] {
         return render_metrics(service.snapshot(), counters, sequence_service.snapshot());
       },
-      settings.http_token, &sequence_service);
+      settings.http_token, &sequence_service, public_id_port(public_ids));
 
   // The reference (SNTP servers, chrony's bound) reads the generator's clock.
   ClockReferenceOptions reference_options;
@@ -457,7 +467,7 @@ int run(int argc, char** argv) {
                            std::move(reference_options));
   reference.start();
 
-  server->serve(service, handler, &sequence_service);
+  server->serve(service, handler, &sequence_service, public_id_port(public_ids));
   log.info("ready", {{"region", worker.region}, {"host", worker.host}});
 
   Running running{settings, argc, argv, log, service, generator, public_ids};

@@ -166,6 +166,10 @@ std::optional<HttpResponse> parse_params(const Commands& commands, const Texts& 
   for (std::size_t i = 0; i < row.params.size(); ++i) {
     if (!texts[i]) continue;
     const Param& p = row.params[i];
+    if (p.text) {
+      request.set_text(i, std::string(*texts[i]));
+      continue;
+    }
     const std::optional<std::int64_t> v =
         parse_digits(*texts[i], p.high == Limit::kMaxStart ? kMaxStartDigits : kMaxDigits);
     if (!v) return bad_request(bounds_message(p, p.low, commands.limit(p.high), *texts[i]));
@@ -174,10 +178,38 @@ std::optional<HttpResponse> parse_params(const Commands& commands, const Texts& 
   return std::nullopt;
 }
 
-// /v1/ids?count=1 is one id, counted as NEXTID is.
+// /v1/ids reads its query with the NEXTPUBIDS row (type and count): the
+// row the given parameters choose. Without a type, NEXTIDS, or NEXTID for
+// count=1 (one id, counted as NEXTID is); with one, NEXTPUBIDS, or
+// NEXTPUBID.
 const CommandRow& ids_row(const CommandRow& row, const Request& request) {
-  if (row.op != Op::kNextIds || (request.given[0] && request.value(0) != 1)) return row;
-  return command_row(Op::kNextId);
+  if (row.op != Op::kNextPubIds) return row;
+  const bool typed = request.given[0];
+  const bool many = request.given[1] && request.value(1) != 1;
+  if (typed) return command_row(many ? Op::kNextPubIds : Op::kNextPubId);
+  return command_row(many ? Op::kNextIds : Op::kNextId);
+}
+
+// `from` moved onto `to`, whose parameters are some of `from`'s, by name;
+// `texts` follow.
+Request moved_to(const CommandRow& to, const Request& from, Texts& texts) {
+  Request r(to);
+  r.subject = from.subject;
+  r.items = from.items;
+  r.caller = from.caller;
+  Texts moved{};
+  for (std::size_t i = 0; i < to.params.size(); ++i) {
+    const std::size_t j = *param_index(*from.row, to.params[i].name);
+    moved[i] = texts[j];
+    if (!from.given[j]) continue;
+    if (to.params[i].text) {
+      r.set_text(i, from.texts[j]);
+    } else {
+      r.set(i, from.value(j));
+    }
+  }
+  texts = moved;
+  return r;
 }
 
 // ------------------------------------------------------------------ answers
@@ -187,10 +219,17 @@ HttpResponse refusal_response(const Refusal& r, std::string_view subject, const 
   switch (r.kind) {
     case Refusal::Kind::kSequencesOff:
       return error_response(404, kSequencesOffWord, r.message);
+    case Refusal::Kind::kPublicIdsOff:
+      return error_response(404, kPublicIdsOffWord, r.message);
+    case Refusal::Kind::kDenied:
+      return error_response(403, "FORBIDDEN", r.message);
     case Refusal::Kind::kOutOfBounds:
       return bad_request(bounds_message(row.params[r.param], r.low, r.high,
                                         texts[r.param].value_or(std::string_view())));
     case Refusal::Kind::kMissing:
+      if (row.params[r.param].text) {
+        return bad_request(std::string(row.params[r.param].name) + " is required");
+      }
       return bad_request(std::string(row.params[r.param].name) +
                          " is required: a decimal number from " + std::to_string(r.low) + " to " +
                          std::to_string(r.high));
@@ -202,6 +241,10 @@ HttpResponse refusal_response(const Refusal& r, std::string_view subject, const 
     std::string path(r.hint->path);
     path.replace(path.find("{}"), 2, echo(subject));
     message += " (create it with " + std::string(r.hint->method) + ' ' + path + ")";
+  }
+  if (!r.word.empty()) {
+    return error_response(http_status(r.code, r.refusing), r.word, message, r.retryable(),
+                          r.retry_after);
   }
   return refusal(r.code, message, r.refusing, r.retry_after);
 }
@@ -378,6 +421,51 @@ HttpResponse clock_response(const ClockAnswer& a) {
   return json_response(200, std::move(body));
 }
 
+// WRAP over HTTP (one id): {"id":"..","public":".."}; the issuing forms:
+// {"ids":["..",...],"public":["..",...]}, in the same order.
+HttpResponse public_ids_response(const CommandRow& row, const PublicIdsAnswer& a) {
+  std::string body;
+  body.reserve(32 + a.ids.size() * (24 + (a.publics.empty() ? 0 : a.publics[0].size() + 3)));
+  if (row.op == Op::kWrap && a.ids.size() == 1) {
+    body += "{\"id\":\"";
+    append_decimal(body, a.ids[0]);
+    body += "\",\"public\":";
+    append_json_string(body, a.publics[0]);
+    body += '}';
+    return json_response(200, std::move(body));
+  }
+  body += "{\"ids\":[";
+  for (std::size_t i = 0; i < a.ids.size(); ++i) {
+    if (i > 0) body += ',';
+    body += '"';
+    append_decimal(body, a.ids[i]);
+    body += '"';
+  }
+  body += "],\"public\":[";
+  for (std::size_t i = 0; i < a.publics.size(); ++i) {
+    if (i > 0) body += ',';
+    append_json_string(body, a.publics[i]);
+  }
+  body += "]}";
+  return json_response(200, std::move(body));
+}
+
+// {"id":"..","type":"ord","slot":1,"form":"compact"}: the one public id of
+// the route.
+HttpResponse unwrap_response(const UnwrapAnswer& a) {
+  const UnwrappedId& u = a.ids.front();
+  std::string body = "{\"id\":\"";
+  append_decimal(body, u.id);
+  body += "\",\"type\":";
+  append_json_string(body, u.type);
+  body += ",\"slot\":";
+  append_json_integer(body, static_cast<std::int64_t>(u.slot));
+  body += ",\"form\":";
+  append_json_string(body, u.sealed ? "sealed" : "compact");
+  body += '}';
+  return json_response(200, std::move(body));
+}
+
 HttpResponse to_response(const Layout& layout, const CommandRow& row, std::string_view subject,
                          const Texts& texts, const Answer& answer) {
   return std::visit(
@@ -397,6 +485,10 @@ HttpResponse to_response(const Layout& layout, const CommandRow& row, std::strin
           return sequence_response(a);
         } else if constexpr (std::is_same_v<T, ClockAnswer>) {
           return clock_response(a);
+        } else if constexpr (std::is_same_v<T, PublicIdsAnswer>) {
+          return public_ids_response(row, a);
+        } else if constexpr (std::is_same_v<T, UnwrapAnswer>) {
+          return unwrap_response(a);
         } else {
           static_assert(std::is_same_v<T, NamesAnswer>, "every answer type has a response");
           return names_response(a);
@@ -422,7 +514,7 @@ RouteMatch match_command_route(std::string_view path) {
 
 HttpResponse answer_command(const Commands& commands, const RouteMatch& match,
                             const HttpRequest& request, const ParsedTarget& target,
-                            std::function<HttpResponse()>& deferred) {
+                            const PublicIdCaller& caller, std::function<HttpResponse()>& deferred) {
   if (std::optional<Refusal> off = commands.available(*match.rows[0])) {
     return refusal_response(*off, match.subject, {}, *match.rows[0]);
   }
@@ -442,11 +534,16 @@ HttpResponse answer_command(const Commands& commands, const RouteMatch& match,
     }
   }
   Request command(row);
-  command.subject = std::string(match.subject);
+  if (row.items != Items::kNone) {
+    command.items.emplace_back(match.subject);
+  } else {
+    command.subject = std::string(match.subject);
+  }
   command.describe = true;
+  command.caller = caller;
   if (std::optional<HttpResponse> r = parse_params(commands, texts, command)) return std::move(*r);
   const CommandRow& chosen = ids_row(row, command);
-  if (&chosen != &row) command = Request(chosen);
+  if (&chosen != &row) command = moved_to(chosen, command, texts);
   Outcome outcome = commands.run(command);
   if (!outcome.deferred) {
     return to_response(commands.layout(), chosen, command.subject, texts, outcome.answer);

@@ -8,7 +8,9 @@
 // one twice), plain decimal digits; a value outside the row's bounds is 400
 // "<param> must be a decimal number from <low> to <high>, got \"<text>\"".
 // /v1/ids without a count, or count=1, is NEXTID (counted as one single
-// request); any other count, NEXTIDS.
+// request); any other count, NEXTIDS; with a type, NEXTPUBID or NEXTPUBIDS
+// alike. A row with items takes one, the "{}" segment (a public id, or the
+// id to wrap).
 #pragma once
 
 #include <array>
@@ -35,8 +37,9 @@ RouteMatch match_command_route(std::string_view path);
 // Answers `request` for a path the rows serve, after the checks every route
 // shares (the target, the token). Sets `deferred` instead for the work that
 // must wait on the ticket table.
+// `caller` is who asks, for the unwrap route.
 HttpResponse answer_command(const Commands& commands, const RouteMatch& match,
                             const HttpRequest& request, const ParsedTarget& target,
-                            std::function<HttpResponse()>& deferred);
+                            const PublicIdCaller& caller, std::function<HttpResponse()>& deferred);
 
 }  // namespace snowid::daemon

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "commands.h"
+#include "fake_public_ids.h"
 #include "http_handler.h"
 #include "sequence_test_support.h"
 #include "service_test_support.h"
@@ -17,19 +18,21 @@ namespace {
 using test_support::TestSequences;
 using test_support::TestService;
 
-// The row's path with its subject, and each parameter just above its lowest
-// value in the query; "walked" for the sequence the PUT creates.
-std::string target_of(const CommandRow& row, const std::string& id) {
+// The row's path with its subject or item, and each parameter just above its
+// lowest value in the query (a text: the public-id type "ord"); "walked" for
+// the sequence the PUT creates.
+std::string target_of(const CommandRow& row, const std::string& id, const std::string& public_id) {
   std::string target(row.path);
   if (const std::size_t hole = target.find("{}"); hole != std::string::npos) {
-    const std::string subject = row.subject == Subject::kId ? id
-                                : row.op == Op::kSeqCreate  ? "walked"
-                                                            : "orders";
+    const std::string subject = row.subject == Subject::kId || row.items == Items::kIds ? id
+                                : row.items == Items::kPublicIds                        ? public_id
+                                : row.op == Op::kSeqCreate                              ? "walked"
+                                                                                        : "orders";
     target.replace(hole, 2, subject);
   }
   char separator = '?';
   for (const Param& p : row.params) {
-    target += separator + std::string(p.name) + "=" + std::to_string(p.low + 1);
+    target += separator + std::string(p.name) + "=" + (p.text ? "ord" : std::to_string(p.low + 1));
     separator = '&';
   }
   return target;
@@ -39,17 +42,21 @@ TEST(HttpCommands, EveryRowOfTheTableIsAnsweredOverHttp) {
   TestService svc;
   TestSequences seq;
   seq.create("orders", 1001, 10);
-  const HttpHandler handler(*svc.service, {}, "", seq.service.get());
+  test_support::FakePublicIds public_ids;
+  const HttpHandler handler(*svc.service, {}, "", seq.service.get(), &public_ids);
   const IdResult one = svc.service->next_id();
   ASSERT_TRUE(one.ok());
+  std::vector<std::string> wrapped;
+  ASSERT_TRUE(public_ids.wrap("ord", std::span(&one.id, 1), wrapped).is_ok());
   ASSERT_FALSE(command_rows().empty());
   for (const CommandRow& row : command_rows()) {
     SCOPED_TRACE(std::string(row.resp));
     if (!row.http()) continue;  // RESP's own (TIME)
-    const std::string target = target_of(row, std::to_string(one.id));
+    const std::string target = target_of(row, std::to_string(one.id), wrapped[0]);
     HttpRequest request;
     request.method = row.method;
     request.target = target;
+    request.loopback_peer = true;
     const HttpResponse r = handler.handle(request);
     EXPECT_GE(r.status, 200u) << target << ": " << r.body;
     EXPECT_LT(r.status, 300u) << target << ": " << r.body;

@@ -223,9 +223,9 @@ std::optional<ParsedTarget> parse_target(std::string_view target) {
 }
 
 HttpHandler::HttpHandler(IdService& ids, std::function<std::string()> metrics, std::string token,
-                         SequenceService* sequences)
+                         SequenceService* sequences, const PublicIdPort* public_ids)
     : ids_(ids),
-      commands_(ids, sequences),
+      commands_(ids, sequences, public_ids),
       metrics_(std::move(metrics)),
       token_(std::move(token)) {}
 
@@ -260,7 +260,8 @@ HttpResponse HttpHandler::answer(const HttpRequest& request,
   // The probes stay open; everything else, unknown paths included (so that
   // routes cannot be probed without the secret), needs the token.
   const bool open = probe == Probe::kHealthz || probe == Probe::kReadyz;
-  if (!token_.empty() && !open && !bearer_matches(request.authorization, token_)) {
+  const bool token = !token_.empty() && bearer_matches(request.authorization, token_);
+  if (!token_.empty() && !open && !token) {
     HttpResponse r =
         error_response(401, "UNAUTHENTICATED", "missing or wrong bearer token in Authorization");
     r.headers.emplace_back("WWW-Authenticate", "Bearer realm=\"snowid\"");
@@ -269,7 +270,8 @@ HttpResponse HttpHandler::answer(const HttpRequest& request,
   if (probe != Probe::kNone) return answer_probe(probe, request, *target, ids_, metrics_);
   if (!match.found())
     return error_response(404, "NOT_FOUND", "no resource at " + echo(target->path));
-  return answer_command(commands_, match, request, *target, deferred);
+  const PublicIdCaller caller{.loopback = request.loopback_peer, .token = token};
+  return answer_command(commands_, match, request, *target, caller, deferred);
 }
 
 }  // namespace snowid::daemon

@@ -45,6 +45,17 @@
 //                       field in the query and the body, or any other
 //                       field: 400. An empty body: the query alone.
 //   /v1/sequences       200 {"sequences":["<name>",...]}, in order
+//   /v1/ids?type=T[&count=N]
+//                       200 {"ids":["<id>",...],"public":["T_...",...]}: new
+//                       ids with their public ids (docs/public-id.md)
+//   /v1/ids/{id}/public?type=T
+//                       200 {"id":"..","public":"T_..."}
+//   /v1/public-ids/{public}
+//                       200 {"id":"..","type":"T","slot":N,"form":"compact"}
+//                       for callers public_id_unwrap allows (else 403
+//                       FORBIDDEN); refusals with the keyring's reason word
+//                       (UNKNOWN_KEY 404, FORGED 400, ...); public ids off:
+//                       404 PUBLIC_IDS_OFF
 // A sequence name fails validate_sequence_name(): 400. An unknown sequence is
 // never created: 404 NOT_FOUND; a spent one: 409 OUT_OF_RANGE; the ticket
 // table unreachable or a buffer dry past the wait: 503 UNAVAILABLE with
@@ -102,6 +113,7 @@ struct HttpRequest {
   std::string_view content_type;   // the Content-Type header's value, or empty
   std::string_view body;           // the whole body (the server bounds its size)
   bool has_body = false;           // Content-Length > 0, or chunked framing
+  bool loopback_peer = false;      // the peer is on a loopback address (public_id_unwrap)
 };
 
 // True for "application/json" in any case, with parameters, of which a
@@ -137,7 +149,7 @@ class HttpHandler {
   // `metrics` renders /metrics (metrics.h supplies it). `ids` and
   // `sequences` must outlive the handler; `sequences` null: sequences off.
   HttpHandler(IdService& ids, std::function<std::string()> metrics, std::string token,
-              SequenceService* sequences = nullptr);
+              SequenceService* sequences = nullptr, const PublicIdPort* public_ids = nullptr);
 
   // May wait on the ticket table.
   HttpResponse handle(const HttpRequest& request) const;

@@ -2,6 +2,17 @@
 
 namespace snowid::daemon {
 
+bool loopback_peer(const tcp::socket& socket) noexcept {
+  error_code ec;
+  const tcp::endpoint peer = socket.remote_endpoint(ec);
+  if (ec) return false;
+  const asio::ip::address a = peer.address();
+  if (a.is_v6() && a.to_v6().is_v4_mapped()) {
+    return asio::ip::make_address_v4(asio::ip::v4_mapped, a.to_v6()).is_loopback();
+  }
+  return a.is_loopback();
+}
+
 Connection::Connection(ServerCore& core, Transport transport) : core_(core), transport_(transport) {
   count(core_.counters.connections_total);
   core_.counters.connections_open[static_cast<std::size_t>(transport_)].fetch_add(

@@ -31,6 +31,11 @@ inline constexpr Duration kLinger = std::chrono::seconds(2);
 // server is stopping.
 inline constexpr std::string_view kStoppingMessage = "the daemon is shutting down";
 
+// Whether the peer of `socket` is on a loopback address (127.0.0.0/8, ::1,
+// or ::ffff:127.x.y.z): what public_id_unwrap = local trusts. False when
+// the peer cannot be read.
+bool loopback_peer(const tcp::socket& socket) noexcept;
+
 class Connection : public std::enable_shared_from_this<Connection> {
  public:
   // Counts the connection as accepted and open on `transport`.

@@ -52,7 +52,9 @@ HttpResponse error_answer(unsigned status, std::string_view word, std::string_vi
 class HttpConnection final : public Connection {
  public:
   HttpConnection(ServerCore& core, tcp::socket socket)
-      : Connection(core, Transport::kHttp), stream_(std::move(socket)) {}
+      : Connection(core, Transport::kHttp),
+        loopback_(loopback_peer(socket)),
+        stream_(std::move(socket)) {}
 
   void stop() override {
     // Idle between requests (nothing of the next one received): close now.
@@ -99,7 +101,8 @@ class HttpConnection final : public Connection {
                               .authorization = sv(req[http::field::authorization]),
                               .content_type = sv(req[http::field::content_type]),
                               .body = req.body(),
-                              .has_body = parser_->chunked() || (length && *length > 0)};
+                              .has_body = parser_->chunked() || (length && *length > 0),
+                              .loopback_peer = loopback_};
     HttpOutcome outcome = core_.handler->handle_or_defer(request);
     keep_alive_ = req.keep_alive() && !core_.stopping();
     const unsigned version = req.version();
@@ -250,6 +253,7 @@ class HttpConnection final : public Connection {
     stream_.socket().close(ec);
   }
 
+  const bool loopback_;  // the peer, read at accept (public_id_unwrap)
   beast::tcp_stream stream_;
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;

@@ -3,6 +3,7 @@
 #include <atomic>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "connection.h"
@@ -252,6 +253,9 @@ void start_resp(ServerCore& core, Socket socket, Transport transport) {
   o.limits = core.options.resp_limits;
   o.client_id = g_next_client_id.fetch_add(1, std::memory_order_relaxed);
   o.sequences = core.sequences;
+  o.public_ids = core.public_ids;
+  o.unix_socket = transport == Transport::kUnix;
+  if constexpr (std::is_same_v<Socket, tcp::socket>) o.loopback_peer = loopback_peer(socket);
   o.defer = core.pool.running();
   start_connection(
       std::make_shared<RespConnection<Socket>>(core, std::move(socket), transport, std::move(o)));

@@ -29,13 +29,14 @@ Server::Impl::Impl(ServerOptions o, ServerCounters& c, Logger& l)
         return asio::any_io_executor(ios[next_io++ % ios.size()]->get_executor());
       }) {}
 
-void Server::Impl::serve(IdService& ids, const HttpHandler& http,
-                         SequenceService* sequence_service) {
+void Server::Impl::serve(IdService& ids, const HttpHandler& http, SequenceService* sequence_service,
+                         const PublicIdPort* public_id_port) {
   if (serving || stopping()) return;
   serving = true;
   service = &ids;
   handler = &http;
   sequences = sequence_service;
+  public_ids = public_id_port;
   if (sequences != nullptr && sequences->enabled()) pool.start(options.sequence_threads);
   listeners.accept(
       [this](local::socket socket) { start_resp_connection(*this, std::move(socket)); },
@@ -68,15 +69,16 @@ Result<std::unique_ptr<Server>> Server::bind(ServerOptions options, ServerCounte
   return std::unique_ptr<Server>(new Server(std::move(impl)));
 }
 
-void Server::serve(IdService& service, const HttpHandler& handler, SequenceService* sequences) {
-  impl_->serve(service, handler, sequences);
+void Server::serve(IdService& service, const HttpHandler& handler, SequenceService* sequences,
+                   const PublicIdPort* public_ids) {
+  impl_->serve(service, handler, sequences, public_ids);
 }
 
 Result<std::unique_ptr<Server>> Server::start(ServerOptions options, IdService& service,
                                               const HttpHandler& handler, ServerCounters& counters,
                                               Logger& log, SequenceService* sequences) {
   Result<std::unique_ptr<Server>> bound = bind(std::move(options), counters, log);
-  if (bound.is_ok()) bound.value()->serve(service, handler, sequences);
+  if (bound.is_ok()) bound.value()->serve(service, handler, sequences, nullptr);
   return bound;
 }
 

@@ -47,6 +47,7 @@ namespace snowid::daemon {
 class HttpHandler;
 class IdService;
 class Logger;
+class PublicIdPort;
 class SequenceService;
 struct ServerCounters;
 
@@ -102,10 +103,11 @@ class Server {
   static Result<std::unique_ptr<Server>> bind(ServerOptions options, ServerCounters& counters,
                                               Logger& log);
   // Starts the loop threads and accepts on the listeners bound. `service`,
-  // `handler` and `sequences` (the named sequences for the RESP sessions, the
-  // HTTP handler has its own; null: off) must outlive the server. Once only;
+  // `handler`, `sequences` and `public_ids` (for the RESP sessions, the HTTP
+  // handler has its own; null: off) must outlive the server. Once only;
   // nothing after stop_accepting().
-  void serve(IdService& service, const HttpHandler& handler, SequenceService* sequences = nullptr);
+  void serve(IdService& service, const HttpHandler& handler, SequenceService* sequences = nullptr,
+             const PublicIdPort* public_ids = nullptr);
   // bind(), then serve().
   static Result<std::unique_ptr<Server>> start(ServerOptions options, IdService& service,
                                                const HttpHandler& handler, ServerCounters& counters,

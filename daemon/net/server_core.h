@@ -56,6 +56,7 @@ struct ServerCore {
   IdService* service = nullptr;
   const HttpHandler* handler = nullptr;
   SequenceService* sequences = nullptr;
+  const PublicIdPort* public_ids = nullptr;
   ServerCounters& counters;
   Logger& log;
   std::atomic<bool> stopping_flag{false};

@@ -17,7 +17,8 @@ struct Server::Impl : ServerCore {
   Impl(ServerOptions o, ServerCounters& c, Logger& l);
   ~Impl() { (void)drain(Duration::zero()); }
 
-  void serve(IdService& ids, const HttpHandler& http, SequenceService* sequence_service);
+  void serve(IdService& ids, const HttpHandler& http, SequenceService* sequence_service,
+             const PublicIdPort* public_id_port);
 
   // drain.cc
   void stop_accepting();

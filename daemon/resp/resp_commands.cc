@@ -28,6 +28,10 @@ void write_refusal(RespWriter& w, const CommandRow& row, const Refusal& r) {
   switch (r.kind) {
     case Refusal::Kind::kSequencesOff:
       return w.error(kSequencesOffWord, r.message);
+    case Refusal::Kind::kPublicIdsOff:
+      return w.error(kPublicIdsOffWord, r.message);
+    case Refusal::Kind::kDenied:
+      return w.error("NOPERM", r.message);
     case Refusal::Kind::kOutOfBounds:
     case Refusal::Kind::kMissing: {
       const Param& p = row.params[r.param];
@@ -45,7 +49,7 @@ void write_refusal(RespWriter& w, const CommandRow& row, const Refusal& r) {
         1, std::chrono::ceil<std::chrono::milliseconds>(r.retry_after).count());
     text += "; retry after " + std::to_string(ms) + "ms";
   }
-  w.error(error_word(r.code, r.refusing), text);
+  w.error(r.word.empty() ? error_word(r.code, r.refusing) : std::string_view(r.word), text);
 }
 
 // NEXTID: the id; NEXTIDS: one array of every id of the spans, in order.
@@ -178,6 +182,23 @@ void write_clock(RespWriter& w, const ClockAnswer& a) {
   }
 }
 
+// WRAP: the public ids; NEXTPUBID: [id, public]; NEXTPUBIDS: one such pair
+// per id.
+void write_public_ids(RespWriter& w, const CommandRow& row, const PublicIdsAnswer& a) {
+  if (row.op == Op::kWrap) {
+    w.array_header(a.publics.size());
+    for (const std::string& p : a.publics) w.bulk_string(p);
+    return;
+  }
+  const bool pairs = row.op == Op::kNextPubIds;
+  if (pairs) w.array_header(a.ids.size());
+  for (std::size_t i = 0; i < a.ids.size(); ++i) {
+    w.array_header(2);
+    w.wide_integer(a.ids[i]);
+    w.bulk_string(a.publics[i]);
+  }
+}
+
 // The reply for `answer`; `single`: NEXTSEQ without a count.
 void write_answer(RespWriter& w, const Layout& layout, const CommandRow& row, bool single,
                   const Answer& answer) {
@@ -202,6 +223,12 @@ void write_answer(RespWriter& w, const Layout& layout, const CommandRow& row, bo
         } else if constexpr (std::is_same_v<T, ClockAnswer>) {
           if (row.op == Op::kTime) return write_time(w, a.received);
           write_clock(w, a);
+        } else if constexpr (std::is_same_v<T, PublicIdsAnswer>) {
+          write_public_ids(w, row, a);
+        } else if constexpr (std::is_same_v<T, UnwrapAnswer>) {
+          // UNWRAP: the ids, one per public id asked.
+          w.array_header(a.ids.size());
+          for (const UnwrappedId& u : a.ids) w.wide_integer(u.id);
         } else {
           static_assert(std::is_same_v<T, NamesAnswer>, "every answer type has a reply");
           w.array_header(a.names.size());
@@ -214,18 +241,24 @@ void write_answer(RespWriter& w, const Layout& layout, const CommandRow& row, bo
 }  // namespace
 
 void run_resp_command(const Commands& commands, const CommandRow& row, const RespCommand& command,
-                      RespWriter& w, DeferredReply& deferred) {
+                      RespWriter& w, DeferredReply& deferred, const PublicIdCaller& caller) {
   const std::size_t args = command.size() - 1;
   if (args < row.resp_min_args || args > row.resp_max_args) return arity_error(w, command[0]);
   if (std::optional<Refusal> off = commands.available(row)) return write_refusal(w, row, *off);
   Request request(row);
+  request.caller = caller;
   std::size_t next = 1;
   if (row.subject != Subject::kNone) request.subject = command[next++];
-  for (std::size_t i = 0; next < command.size(); ++i, ++next) {
+  for (std::size_t i = 0; i < row.params.size() && next < command.size(); ++i, ++next) {
+    if (row.params[i].text) {
+      request.set_text(i, std::string(command[next]));
+      continue;
+    }
     std::int64_t value = 0;
     if (!parse_int64(command[next], value)) return w.error("ERR", kNotInteger);
     request.set(i, value);
   }
+  for (; next < command.size(); ++next) request.items.emplace_back(command[next]);
   const bool single = row.op == Op::kNextSeq && !request.given[0];
   Outcome outcome = commands.run(request);
   if (!outcome.deferred) return write_answer(w, commands.layout(), row, single, outcome.answer);

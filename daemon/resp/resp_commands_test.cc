@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "commands.h"
+#include "fake_public_ids.h"
 #include "resp_session.h"
 #include "resp_test_support.h"
 #include "sequence_test_support.h"
@@ -27,14 +28,18 @@ std::string command_of(const std::vector<std::string>& args) {
   return out;
 }
 
-// The row's name, its subject, and each parameter just above its lowest
-// value; "walked" for the sequence SEQCREATE makes.
-std::vector<std::string> argv_of(const CommandRow& row, const std::string& id) {
+// The row's name, its subject, each parameter just above its lowest value
+// (a text: the public-id type "ord"), and one item; "walked" for the
+// sequence SEQCREATE makes.
+std::vector<std::string> argv_of(const CommandRow& row, const std::string& id,
+                                 const std::string& public_id) {
   std::vector<std::string> argv{std::string(row.resp)};
   if (row.subject == Subject::kId) argv.push_back(id);
   if (row.subject == Subject::kSequence)
     argv.push_back(row.op == Op::kSeqCreate ? "walked" : "orders");
-  for (const Param& p : row.params) argv.push_back(std::to_string(p.low + 1));
+  for (const Param& p : row.params) argv.push_back(p.text ? "ord" : std::to_string(p.low + 1));
+  if (row.items == Items::kIds) argv.push_back(id);
+  if (row.items == Items::kPublicIds) argv.push_back(public_id);
   return argv;
 }
 
@@ -42,17 +47,23 @@ TEST(RespCommands, EveryRowOfTheTableIsAnsweredOverResp) {
   TestService svc;
   TestSequences seq;
   seq.create("orders", 1001, 10);
+  test_support::FakePublicIds public_ids;
   RespSessionOptions o;
   o.sequences = seq.service.get();
+  o.public_ids = &public_ids;
+  o.unix_socket = true;
   RespSession s(*svc.service, std::move(o));
-  const std::string id =
-      std::to_string(test_support::id_of(read_one(test_support::talk(s, command_of({"NEXTID"})))));
+  const std::uint64_t issued =
+      test_support::id_of(read_one(test_support::talk(s, command_of({"NEXTID"}))));
+  const std::string id = std::to_string(issued);
+  std::vector<std::string> wrapped;
+  ASSERT_TRUE(public_ids.wrap("ord", std::span(&issued, 1), wrapped).is_ok());
   ASSERT_FALSE(command_rows().empty());
   for (const CommandRow& row : command_rows()) {
     SCOPED_TRACE(std::string(row.resp));
     EXPECT_EQ(&command_row(row.op), &row) << "rows are in the order of Op";
     EXPECT_EQ(find_resp_command(row.resp), &row);
-    const std::vector<std::string> argv = argv_of(row, id);
+    const std::vector<std::string> argv = argv_of(row, id, wrapped[0]);
     ASSERT_GE(argv.size() - 1, row.resp_min_args);
     ASSERT_LE(argv.size() - 1, row.resp_max_args);
     const Reply r = read_one(test_support::talk(s, command_of(argv)));

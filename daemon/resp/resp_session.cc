@@ -277,7 +277,7 @@ std::string info_text(IdService& ids, const SequenceService* sequences, unsigned
 RespSession::RespSession(IdService& ids, RespSessionOptions options)
     : ids_(ids),
       options_(std::move(options)),
-      table_(ids, options_.sequences),
+      table_(ids, options_.sequences, options_.public_ids),
       parser_(options_.limits),
       authenticated_(options_.token.empty()) {}
 
@@ -544,7 +544,10 @@ void RespSession::dispatch(const RespCommand& command, std::string& out) {
   if (const CommandRow* row = find_resp_command(name)) {
     if (!authenticated_) return w.error("NOAUTH", kNoAuth);
     DeferredReply work;
-    run_resp_command(table_, *row, command, w, work);
+    const PublicIdCaller caller{.unix_socket = options_.unix_socket,
+                                .loopback = options_.loopback_peer,
+                                .token = !options_.token.empty() && authenticated_};
+    run_resp_command(table_, *row, command, w, work, caller);
     if (work) defer(std::move(work), w);
     return;
   }

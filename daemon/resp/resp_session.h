@@ -123,6 +123,12 @@ struct RespSessionOptions {
   // Hand work that waits on the ticket table to the caller (see above)
   // instead of running it inline.
   bool defer = false;
+  // Public ids; null: built without them. Must outlive the session.
+  const PublicIdPort* public_ids = nullptr;
+  // Who the client is, for UNWRAP (public_id_unwrap): the Unix socket, or a
+  // TCP peer on a loopback address.
+  bool unix_socket = false;
+  bool loopback_peer = false;
 };
 
 class RespSession {

@@ -31,7 +31,11 @@ ClockReference::ClockReference(const Clock& clock, HostBound& bound, ClockReadin
       skip_(options_.servers.size(), 0) {
   ClockReadingsSnapshot s;
   s.chrony_enabled = !options_.chronyc.empty();
-  for (const auto& server : options_.servers) s.servers.push_back({server_name(server)});
+  for (const auto& server : options_.servers) {
+    ServerReading r;
+    r.server = server_name(server);
+    s.servers.push_back(std::move(r));
+  }
   readings_.set(std::move(s));
 }
 

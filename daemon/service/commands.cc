@@ -4,10 +4,15 @@
 #include <limits>
 #include <utility>
 
+#include "snowid/id_text.h"
 #include "snowid/ticket_store.h"
 
 namespace snowid::daemon {
 namespace {
+
+// No bound on RESP's argument count: the items' count is checked against
+// max_batch, which SIGHUP may change.
+constexpr std::size_t kAnyCount = std::numeric_limits<std::size_t>::max();
 
 constexpr Param kCount[] = {{"count", 1, Limit::kMaxBatch, 1, false, "ERR"}};
 constexpr Param kSize[] = {{"size", 1, Limit::kMaxRange, 1, true, "ERR"}};
@@ -17,6 +22,11 @@ constexpr Param kCreate[] = {
     {"start", 0, Limit::kMaxStart, 1, false, "INVALID_ARGUMENT"},
     {"step", 1, Limit::kMaxStep, kDefaultSequenceStep, false, "INVALID_ARGUMENT"},
 };
+
+// A public-id type: text, required, checked by the keyring (BAD_TYPE).
+constexpr Param kType[] = {{"type", 0, Limit::kMaxBatch, 0, true, "ERR", true}};
+constexpr Param kTypeCount[] = {{"type", 0, Limit::kMaxBatch, 0, true, "ERR", true},
+                                {"count", 1, Limit::kMaxBatch, 1, false, "ERR"}};
 
 // The table. The order is the order of Op. HTTP matches paths in this order.
 constexpr CommandRow kCommands[] = {
@@ -28,11 +38,12 @@ constexpr CommandRow kCommands[] = {
      "/v1/ids",
      Subject::kNone,
      {},
+     Items::kNone,
      false,
      "issue ids",
      Refusing::kIssue},
-    {Op::kNextIds, "NEXTIDS", 1, 1, "GET", "/v1/ids", Subject::kNone, kCount, false, "issue ids",
-     Refusing::kIssue},
+    {Op::kNextIds, "NEXTIDS", 1, 1, "GET", "/v1/ids", Subject::kNone, kCount, Items::kNone, false,
+     "issue ids", Refusing::kIssue},
     {Op::kDecode,
      "DECODE",
      1,
@@ -41,15 +52,16 @@ constexpr CommandRow kCommands[] = {
      "/v1/ids/{}",
      Subject::kId,
      {},
+     Items::kNone,
      true,
      "",
      Refusing::kDecode},
     {Op::kNextSeq, "NEXTSEQ", 1, 2, "GET", "/v1/sequences/{}/next", Subject::kSequence, kCount,
-     false, "take numbers", Refusing::kSequence},
+     Items::kNone, false, "take numbers", Refusing::kSequence},
     {Op::kSeqRange, "SEQRANGE", 2, 2, "GET", "/v1/sequences/{}/range", Subject::kSequence, kSize,
-     false, "take numbers", Refusing::kSequence},
+     Items::kNone, false, "take numbers", Refusing::kSequence},
     {Op::kSeqCreate, "SEQCREATE", 2, 3, "PUT", "/v1/sequences/{}", Subject::kSequence, kCreate,
-     false, "create it", Refusing::kSequence},
+     Items::kNone, false, "create it", Refusing::kSequence},
     {Op::kSeqInfo,
      "SEQINFO",
      1,
@@ -58,6 +70,7 @@ constexpr CommandRow kCommands[] = {
      "/v1/sequences/{}",
      Subject::kSequence,
      {},
+     Items::kNone,
      true,
      "",
      Refusing::kSequence},
@@ -69,12 +82,24 @@ constexpr CommandRow kCommands[] = {
      "/v1/sequences",
      Subject::kNone,
      {},
+     Items::kNone,
      true,
      "",
      Refusing::kSequence},
     // The clock probes never refuse (but for their arity); kDecode words
     // nothing of the generator's state.
-    {Op::kTime, "TIME", 0, 0, "", "", Subject::kNone, {}, true, "", Refusing::kDecode},
+    {Op::kTime,
+     "TIME",
+     0,
+     0,
+     "",
+     "",
+     Subject::kNone,
+     {},
+     Items::kNone,
+     true,
+     "",
+     Refusing::kDecode},
     {Op::kClock,
      "SNOWID.CLOCK",
      0,
@@ -83,12 +108,39 @@ constexpr CommandRow kCommands[] = {
      "/v1/clock",
      Subject::kNone,
      {},
+     Items::kNone,
      true,
      "",
      Refusing::kDecode},
+    // Public ids (docs/public-id.md). WRAP and UNWRAP take up to max_batch
+    // items over RESP, one over HTTP; the issuing forms share /v1/ids with
+    // NEXTID and NEXTIDS, told apart by the type parameter.
+    {Op::kWrap, "WRAP", 2, kAnyCount, "GET", "/v1/ids/{}/public", Subject::kNone, kType,
+     Items::kIds, true, "", Refusing::kPublicId},
+    {Op::kUnwrap,
+     "UNWRAP",
+     1,
+     kAnyCount,
+     "GET",
+     "/v1/public-ids/{}",
+     Subject::kNone,
+     {},
+     Items::kPublicIds,
+     true,
+     "",
+     Refusing::kPublicId},
+    {Op::kNextPubId, "NEXTPUBID", 1, 1, "GET", "/v1/ids", Subject::kNone, kType, Items::kNone,
+     false, "issue ids", Refusing::kIssue},
+    {Op::kNextPubIds, "NEXTPUBIDS", 2, 2, "GET", "/v1/ids", Subject::kNone, kTypeCount,
+     Items::kNone, false, "issue ids", Refusing::kIssue},
 };
 
 bool is_sequence_row(const CommandRow& row) noexcept { return row.refusing == Refusing::kSequence; }
+
+bool is_public_id_row(const CommandRow& row) noexcept {
+  return row.op == Op::kWrap || row.op == Op::kUnwrap || row.op == Op::kNextPubId ||
+         row.op == Op::kNextPubIds;
+}
 
 bool same_ignoring_case(std::string_view text, std::string_view upper) noexcept {
   if (text.size() != upper.size()) return false;
@@ -133,7 +185,7 @@ const CommandRow* find_resp_command(std::string_view name) noexcept {
 }
 
 Request::Request(const CommandRow& r)
-    : row(&r), values(r.params.size()), given(r.params.size(), false) {
+    : row(&r), values(r.params.size()), given(r.params.size(), false), texts(r.params.size()) {
   for (std::size_t i = 0; i < r.params.size(); ++i) values[i] = r.params[i].fallback;
 }
 
@@ -142,7 +194,20 @@ void Request::set(std::size_t param, std::int64_t value) {
   given[param] = true;
 }
 
+void Request::set_text(std::size_t param, std::string value) {
+  texts[param] = std::move(value);
+  given[param] = true;
+}
+
 std::optional<Refusal> Commands::available(const CommandRow& row) const {
+  if (is_public_id_row(row)) {
+    if (public_ids_ != nullptr && public_ids_->on()) return {};
+    Refusal r;
+    r.kind = Refusal::Kind::kPublicIdsOff;
+    r.refusing = Refusing::kPublicId;
+    r.message = std::string(kPublicIdsOffMessage);
+    return r;
+  }
   if (!is_sequence_row(row) || (sequences_ != nullptr && sequences_->enabled())) return {};
   Refusal r;
   r.kind = Refusal::Kind::kSequencesOff;
@@ -184,9 +249,19 @@ std::optional<Refusal> Commands::check(const Request& request) const {
       r.kind = Refusal::Kind::kMissing;
       return r;
     }
+    if (p.text) continue;
     if (request.values[i] < r.low || request.values[i] > r.high) {
       r.kind = Refusal::Kind::kOutOfBounds;
       return r;
+    }
+  }
+  if (row.items != Items::kNone) {
+    const auto most = static_cast<std::size_t>(limit(Limit::kMaxBatch));
+    if (request.items.empty() || request.items.size() > most) {
+      return refused(row, Code::kInvalidArgument,
+                     std::string(row.resp) + " takes 1 to " + std::to_string(most) +
+                         (row.items == Items::kIds ? " ids" : " public ids"),
+                     Duration::zero());
     }
   }
   return {};
@@ -208,6 +283,7 @@ ClockReading read_clock(const ClockAnswer& a) noexcept {
 Outcome Commands::run(const Request& request) const {
   if (std::optional<Refusal> r = check(request)) return {std::move(*r), {}};
   if (is_sequence_row(*request.row)) return run_sequence(request);
+  if (is_public_id_row(*request.row)) return run_public_ids(request);
   if (request.row->op == Op::kTime || request.row->op == Op::kClock) return run_clock(request);
   return run_ids(request);
 }
@@ -240,6 +316,77 @@ Outcome Commands::run_ids(const Request& request) const {
     default:
       return {refused(row, Code::kInvalidArgument, "not an id command", Duration::zero()), {}};
   }
+}
+
+namespace {
+
+// A refusal of the keyring: its reason word, then the rest of its message.
+Refusal public_id_refused(const CommandRow& row, const Status& s) {
+  Refusal r = refused(row, s.code(), s.message(), Duration::zero());
+  const std::string_view word = public_id_word(s.message());
+  if (!word.empty()) {
+    r.word = std::string(word);
+    std::string_view rest = std::string_view(s.message()).substr(word.size());
+    while (!rest.empty() && (rest.front() == ':' || rest.front() == ' ')) rest.remove_prefix(1);
+    r.message = std::string(rest);
+  }
+  return r;
+}
+
+}  // namespace
+
+Outcome Commands::run_public_ids(const Request& request) const {
+  const CommandRow& row = *request.row;
+  const PublicIdPort& port = *public_ids_;
+  if (row.op == Op::kUnwrap) {
+    if (!port.may_unwrap(request.caller)) {
+      Refusal r;
+      r.kind = Refusal::Kind::kDenied;
+      r.refusing = Refusing::kPublicId;
+      r.message = std::string(kUnwrapDeniedMessage);
+      return {std::move(r), {}};
+    }
+    UnwrapAnswer a;
+    a.ids.reserve(request.items.size());
+    for (const std::string& text : request.items) {
+      Result<UnwrappedId> u = port.unwrap(text);
+      if (!u.is_ok()) return {public_id_refused(row, u.status()), {}};
+      a.ids.push_back(std::move(u).value());
+    }
+    return {std::move(a), {}};
+  }
+  const std::string& type = request.texts[0];
+  PublicIdsAnswer a;
+  if (row.op == Op::kWrap) {
+    a.ids.reserve(request.items.size());
+    for (const std::string& text : request.items) {
+      Result<std::uint64_t> id = parse_id(text, ids_.layout());
+      if (!id.is_ok()) {
+        return {refused(row, Code::kInvalidArgument, "not an id: " + id.status().message(),
+                        Duration::zero()),
+                {}};
+      }
+      a.ids.push_back(id.value());
+    }
+  } else {
+    // The type is checked before any id is issued for it, so that a bad one
+    // costs no id.
+    if (Status s = port.check_type(type); !s.is_ok()) return {public_id_refused(row, s), {}};
+    const std::int64_t count = row.op == Op::kNextPubIds ? request.value(1) : 1;
+    IdsAnswer issued = ids_.next_ids(static_cast<std::uint64_t>(count));
+    if (!issued.ok()) {
+      Refusal r = refused(row, issued.code, std::move(issued.message), issued.retry_after);
+      return {std::move(r), {}};
+    }
+    a.ids.reserve(static_cast<std::size_t>(count));
+    for (const IdSpan& span : issued.spans) {
+      for (std::uint32_t i = 0; i < span.count; ++i) a.ids.push_back(span.first + i);
+    }
+  }
+  if (Status s = port.wrap(type, a.ids, a.publics); !s.is_ok()) {
+    return {public_id_refused(row, s), {}};
+  }
+  return {std::move(a), {}};
 }
 
 Outcome Commands::run_sequence(const Request& request) const {

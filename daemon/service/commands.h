@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "id_service.h"
+#include "public_id_port.h"
 #include "sequence_service.h"
 #include "snowid/layout.h"
 #include "snowid/status.h"
@@ -40,8 +41,12 @@ enum class Op : std::uint8_t {
   kSeqCreate,
   kSeqInfo,
   kSeqList,
-  kTime,   // RESP only: Redis's TIME
-  kClock,  // SNOWID.CLOCK, GET /v1/clock
+  kTime,        // RESP only: Redis's TIME
+  kClock,       // SNOWID.CLOCK, GET /v1/clock
+  kWrap,        // WRAP, GET /v1/ids/{id}/public
+  kUnwrap,      // UNWRAP, GET /v1/public-ids/{public}
+  kNextPubId,   // NEXTPUBID, GET /v1/ids?type=
+  kNextPubIds,  // NEXTPUBIDS, GET /v1/ids?type=&count=
 };
 
 // Where a parameter's largest value is read: the runtime settings where they
@@ -49,9 +54,9 @@ enum class Op : std::uint8_t {
 // table's fixed limits.
 enum class Limit : std::uint8_t { kMaxBatch, kMaxRange, kMaxStep, kMaxStart };
 
-// A numeric parameter, low..limit inclusive. RESP takes the parameters
-// positionally after the subject; HTTP by name, in the query (or the PUT's
-// JSON body).
+// A parameter: a number, low..limit inclusive, or a text (a public-id type)
+// that the command's handler checks. RESP takes the parameters positionally
+// after the subject; HTTP by name, in the query (or the PUT's JSON body).
 struct Param {
   std::string_view name;  // "count"
   std::int64_t low = 1;
@@ -61,6 +66,7 @@ struct Param {
   // RESP's error word for a value outside low..limit: ERR as Redis words a
   // bad argument, or the word of the ticket table's own rule.
   std::string_view resp_word = "ERR";
+  bool text = false;  // a text: no bounds, kept in Request::texts
 };
 
 // What a command acts on, besides its parameters.
@@ -68,6 +74,14 @@ enum class Subject : std::uint8_t {
   kNone,
   kId,        // an id's text (DECODE, /v1/ids/{id})
   kSequence,  // a sequence name, validated (validate_sequence_name)
+};
+
+// A list a command takes after its parameters: every later RESP argument,
+// one to max_batch of them; over HTTP, the one "{}" path segment.
+enum class Items : std::uint8_t {
+  kNone,
+  kIds,        // ids' text (WRAP)
+  kPublicIds,  // public ids' text (UNWRAP)
 };
 
 struct CommandRow {
@@ -81,6 +95,7 @@ struct CommandRow {
   std::string_view path;
   Subject subject;
   std::span<const Param> params;
+  Items items;
   // No side effect: HTTP answers HEAD as GET. Otherwise HEAD is refused,
   // for what `effect` says it would do.
   bool safe;
@@ -103,12 +118,16 @@ struct Request {
   std::string subject;
   std::vector<std::int64_t> values;  // one per row->params; unset: the fallback
   std::vector<bool> given;
+  std::vector<std::string> texts;  // one per row->params: a text parameter's value
+  std::vector<std::string> items;  // row->items
+  PublicIdCaller caller;           // who asks (UNWRAP)
   // SEQCREATE: answer with the sequence as it now is (HTTP's 201 body; costs
   // one more round trip to the ticket table) rather than only that it exists.
   bool describe = false;
 
   explicit Request(const CommandRow& r);
   void set(std::size_t param, std::int64_t value);
+  void set_text(std::size_t param, std::string value);
   std::int64_t value(std::size_t param) const { return values[param]; }
 };
 
@@ -134,6 +153,15 @@ struct SequenceAnswer {
 };
 struct NamesAnswer {
   std::vector<std::string> names;
+};
+// WRAP, NEXTPUBID, NEXTPUBIDS: each id beside its public id.
+struct PublicIdsAnswer {
+  std::vector<std::uint64_t> ids;
+  std::vector<std::string> publics;
+};
+// UNWRAP: one per public id asked, in order.
+struct UnwrapAnswer {
+  std::vector<UnwrappedId> ids;
 };
 // TIME and SNOWID.CLOCK: the generator's clock when the command ran (T2 of
 // the four NTP timestamps), and what the protocol needs to read the send
@@ -162,6 +190,8 @@ struct Refusal {
     kOutOfBounds,   // a parameter outside low..high
     kMissing,       // a required parameter not given
     kSequencesOff,  // the named sequences are off
+    kPublicIdsOff,  // no public-id keyring is in use
+    kDenied,        // this caller may not unwrap (public_id_unwrap)
   };
   Kind kind = Kind::kRefused;
   Code code = Code::kInvalidArgument;
@@ -172,14 +202,18 @@ struct Refusal {
   Duration retry_after = Duration::zero();
   // Set: the refusal suggests this command (an unknown sequence: create it).
   const CommandRow* hint = nullptr;
+  // Set: the word to answer instead of the code's (a public id's reason,
+  // such as UNKNOWN_KEY); the message then holds the rest.
+  std::string word;
   std::size_t param = 0;  // kOutOfBounds, kMissing: which one
   std::int64_t low = 0;
   std::int64_t high = 0;
   bool retryable() const noexcept { return kind == Kind::kRefused && is_retryable(code); }
 };
 
-using Answer = std::variant<Refusal, IssuedIds, DecodeAnswer, NumbersAnswer, RangeAnswer,
-                            SequenceAnswer, NamesAnswer, ClockAnswer>;
+using Answer =
+    std::variant<Refusal, IssuedIds, DecodeAnswer, NumbersAnswer, RangeAnswer, SequenceAnswer,
+                 NamesAnswer, ClockAnswer, PublicIdsAnswer, UnwrapAnswer>;
 
 // The answer, or the work that computes it where waiting on the ticket table
 // is allowed (the server's pool). The work owns copies of what it needs.
@@ -190,11 +224,14 @@ struct Outcome {
 
 class Commands {
  public:
-  // `ids` and `sequences` must outlive this; `sequences` null: they are off.
-  Commands(IdService& ids, SequenceService* sequences) : ids_(ids), sequences_(sequences) {}
+  // `ids`, `sequences` and `public_ids` must outlive this; `sequences` null:
+  // they are off; `public_ids` null: built without them (always off).
+  Commands(IdService& ids, SequenceService* sequences, const PublicIdPort* public_ids = nullptr)
+      : ids_(ids), sequences_(sequences), public_ids_(public_ids) {}
 
-  // Refuses a sequence command while sequences are off. Protocols ask this
-  // at the point their checks order it, before their own parameter checks.
+  // Refuses a sequence command while sequences are off, and a public-id
+  // command while public ids are. Protocols ask this at the point their
+  // checks order it, before their own parameter checks.
   std::optional<Refusal> available(const CommandRow& row) const;
   // The largest value of `limit`, read now.
   std::int64_t limit(Limit limit) const noexcept;
@@ -209,9 +246,11 @@ class Commands {
   Outcome run_ids(const Request& request) const;
   Outcome run_sequence(const Request& request) const;
   Outcome run_clock(const Request& request) const;
+  Outcome run_public_ids(const Request& request) const;
 
   IdService& ids_;
   SequenceService* sequences_;
+  const PublicIdPort* public_ids_;
 };
 
 }  // namespace snowid::daemon

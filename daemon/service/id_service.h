@@ -65,6 +65,12 @@ struct PublicIdKeyringStats {
   std::array<std::uint32_t, 4> slots_by_state{};
   int primary_slot = -1;
   std::string primary_fingerprint;  // 8 hex digits; empty when off
+  // WRAP, UNWRAP and the issuing forms (public_ids.h).
+  std::uint64_t wrapped = 0;          // ids wrapped
+  std::uint64_t wrap_refusals = 0;    // wraps refused (a bad type or id)
+  std::uint64_t unwrapped = 0;        // public ids unwrapped
+  std::uint64_t unwrap_refusals = 0;  // public ids refused (UNKNOWN_KEY, FORGED...)
+  std::uint64_t unwrap_denied = 0;    // unwraps this caller may not make (public_id_unwrap)
 };
 
 struct ServiceSnapshot {

@@ -380,6 +380,8 @@ TEST(Metrics, ExactlyTheDocumentedFamiliesWithTheirTypes) {
       {"snowid_public_id_keyring_reloads_total", "counter"},
       {"snowid_public_id_keyring_reload_failures_total", "counter"},
       {"snowid_public_id_keyring_slots", "gauge"},
+      {"snowid_public_id_wraps_total", "counter"},
+      {"snowid_public_id_unwraps_total", "counter"},
       {"snowid_refusals_total", "counter"},
       {"snowid_clock_moved_back_total", "counter"},
       {"snowid_lease_state", "gauge"},
@@ -632,8 +634,18 @@ TEST(Metrics, PublicIdKeyringFiguresAndThePrimaryFingerprint) {
   s.public_ids.slots_by_state = {1, 1, 0, 2};
   s.public_ids.primary_slot = 1;
   s.public_ids.primary_fingerprint = "5e6f7a8b";
+  s.public_ids.wrapped = 40;
+  s.public_ids.wrap_refusals = 4;
+  s.public_ids.unwrapped = 30;
+  s.public_ids.unwrap_refusals = 3;
+  s.public_ids.unwrap_denied = 2;
   ServerCounters server;
   const Exposition e = render_and_parse(s, server);
+  EXPECT_EQ(e.value("snowid_public_id_wraps_total", {{"result", "ok"}}), 40.0);
+  EXPECT_EQ(e.value("snowid_public_id_wraps_total", {{"result", "refused"}}), 4.0);
+  EXPECT_EQ(e.value("snowid_public_id_unwraps_total", {{"result", "ok"}}), 30.0);
+  EXPECT_EQ(e.value("snowid_public_id_unwraps_total", {{"result", "refused"}}), 3.0);
+  EXPECT_EQ(e.value("snowid_public_id_unwraps_total", {{"result", "denied"}}), 2.0);
   EXPECT_EQ(e.value("snowid_public_id_keys_loaded"), 1.0);
   EXPECT_EQ(e.value("snowid_public_id_keyring_reloads_total"), 3.0);
   EXPECT_EQ(e.value("snowid_public_id_keyring_reload_failures_total"), 2.0);
@@ -648,7 +660,7 @@ TEST(Metrics, AnEmptySnapshotIsStillComplete) {
   const ServiceSnapshot s{};
   ServerCounters server;
   const Exposition e = render_and_parse(s, server);
-  EXPECT_EQ(e.families.size(), 47u);
+  EXPECT_EQ(e.families.size(), 49u);
   EXPECT_EQ(e.value("snowid_public_id_keys_loaded"), 0.0);
   EXPECT_EQ(e.value("snowid_public_id_primary_info", {{"slot", ""}, {"fingerprint", ""}}), 0.0);
   EXPECT_EQ(e.value("snowid_ids_issued_total"), 0.0);

@@ -20,6 +20,12 @@ PublicIdKeyringStats keyring_stats(const PublicIds& ids) {
   PublicIdKeyringStats out;
   out.reloads = ids.reloads();
   out.reload_failures = ids.reload_failures();
+  const PublicIds::Counts counts = ids.counts();
+  out.wrapped = counts.wrapped;
+  out.wrap_refusals = counts.wrap_refusals;
+  out.unwrapped = counts.unwrapped;
+  out.unwrap_refusals = counts.unwrap_refusals;
+  out.unwrap_denied = counts.unwrap_denied;
   const std::shared_ptr<const PublicIdCodec> codec = ids.current();
   if (codec == nullptr) return out;
   const PublicIdKeyring& keys = codec->keys();
@@ -49,6 +55,85 @@ Status PublicIds::load(const std::string& path) {
   codec_.store(std::make_shared<const PublicIdCodec>(std::move(codec).value()),
                std::memory_order_release);
   return Status::ok();
+}
+
+namespace {
+
+constexpr std::string_view kOff = "public ids are off";
+
+}  // namespace
+
+Status PublicIds::check_type(std::string_view type) const {
+  if (current() == nullptr) return Status(Code::kFailedPrecondition, std::string(kOff));
+  return check_public_id_type(type);
+}
+
+Status PublicIds::wrap(std::string_view type, std::span<const std::uint64_t> ids,
+                       std::vector<std::string>& out) const {
+  const std::shared_ptr<const PublicIdCodec> codec = current();
+  Status s = codec == nullptr ? Status(Code::kFailedPrecondition, std::string(kOff)) : Status::ok();
+  if (s.is_ok()) {
+    Result<PublicIdType> prepared = codec->prepare(type);
+    if (prepared.is_ok()) {
+      // The compact form, several ids per AES call; the texts live in a
+      // fixed-size buffer until they are copied out.
+      std::vector<PublicIdText> texts(ids.size());
+      s = codec->wrap_many(prepared.value(), ids, texts);
+      if (s.is_ok()) {
+        out.clear();
+        out.reserve(ids.size());
+        for (const PublicIdText& t : texts) out.emplace_back(t.view());
+      }
+    } else {
+      s = prepared.status();
+    }
+  }
+  if (s.is_ok()) {
+    wrapped_.fetch_add(ids.size(), std::memory_order_relaxed);
+  } else {
+    wrap_refusals_.fetch_add(1, std::memory_order_relaxed);
+  }
+  return s;
+}
+
+Result<UnwrappedId> PublicIds::unwrap(std::string_view text) const {
+  const std::shared_ptr<const PublicIdCodec> codec = current();
+  if (codec == nullptr) {
+    unwrap_refusals_.fetch_add(1, std::memory_order_relaxed);
+    return Status(Code::kFailedPrecondition, std::string(kOff));
+  }
+  Result<Unwrapped> u = codec->unwrap(text);
+  if (!u.is_ok()) {
+    unwrap_refusals_.fetch_add(1, std::memory_order_relaxed);
+    return u.status();
+  }
+  unwrapped_.fetch_add(1, std::memory_order_relaxed);
+  UnwrappedId out;
+  out.id = u.value().id;
+  out.slot = u.value().slot;
+  out.sealed = u.value().form == PublicIdForm::kSealed;
+  // The type is the text's own: unwrap accepted it, so it is canonical up
+  // to case, and parsing it again cannot fail.
+  if (Result<PublicIdParts> parts = parse_public_id(text); parts.is_ok()) {
+    out.type = std::string(parts.value().type());
+  }
+  return out;
+}
+
+bool PublicIds::may_unwrap(const PublicIdCaller& caller) const noexcept {
+  if (unwrap_allowed(unwrap_callers_.load(std::memory_order_relaxed), caller)) return true;
+  unwrap_denied_.fetch_add(1, std::memory_order_relaxed);
+  return false;
+}
+
+PublicIds::Counts PublicIds::counts() const noexcept {
+  Counts c;
+  c.wrapped = wrapped_.load(std::memory_order_relaxed);
+  c.wrap_refusals = wrap_refusals_.load(std::memory_order_relaxed);
+  c.unwrapped = unwrapped_.load(std::memory_order_relaxed);
+  c.unwrap_refusals = unwrap_refusals_.load(std::memory_order_relaxed);
+  c.unwrap_denied = unwrap_denied_.load(std::memory_order_relaxed);
+  return c;
 }
 
 Status PublicIds::reload(const std::string& path) {

@@ -12,6 +12,9 @@
 // Messages never hold key bytes: the library's refusals name the line and the
 // problem, and a keyring is described by its slots' states and fingerprints.
 //
+// It is the command table's PublicIdPort: WRAP, UNWRAP and the issuing forms
+// take the codec once per command, and count what they did.
+//
 // Thread-safe.
 #pragma once
 
@@ -21,6 +24,7 @@
 #include <string>
 
 #include "id_service.h"
+#include "public_id_port.h"
 #include "snowid/layout.h"
 #include "snowid/public_id.h"
 #include "snowid/status.h"
@@ -36,7 +40,7 @@ class PublicIds;
 // The figures of INFO's PublicIds section and /metrics.
 PublicIdKeyringStats keyring_stats(const PublicIds& ids);
 
-class PublicIds {
+class PublicIds final : public PublicIdPort {
  public:
   // `clock` must outlive this.
   PublicIds(Layout layout, const Clock& clock) : layout_(layout), clock_(clock) {}
@@ -54,6 +58,31 @@ class PublicIds {
     return codec_.load(std::memory_order_acquire);
   }
 
+  // Who may unwrap, from now on (public_id_unwrap; SIGHUP changes it).
+  void set_unwrap_callers(UnwrapCallers who) noexcept {
+    unwrap_callers_.store(who, std::memory_order_relaxed);
+  }
+
+  // PublicIdPort.
+  bool on() const noexcept override { return current() != nullptr; }
+  Status check_type(std::string_view type) const override;
+  Status wrap(std::string_view type, std::span<const std::uint64_t> ids,
+              std::vector<std::string>& out) const override;
+  Result<UnwrappedId> unwrap(std::string_view text) const override;
+  bool may_unwrap(const PublicIdCaller& caller) const noexcept override;
+
+  // What WRAP, UNWRAP and the issuing forms did: ids wrapped, public ids
+  // unwrapped, and the refusals of each (an unwrap refused to the caller is
+  // counted as denied, not as a refusal).
+  struct Counts {
+    std::uint64_t wrapped = 0;
+    std::uint64_t wrap_refusals = 0;
+    std::uint64_t unwrapped = 0;
+    std::uint64_t unwrap_refusals = 0;
+    std::uint64_t unwrap_denied = 0;
+  };
+  Counts counts() const noexcept;
+
   std::uint64_t reloads() const noexcept { return reloads_.load(std::memory_order_relaxed); }
   std::uint64_t reload_failures() const noexcept {
     return reload_failures_.load(std::memory_order_relaxed);
@@ -65,6 +94,12 @@ class PublicIds {
   std::atomic<std::shared_ptr<const PublicIdCodec>> codec_;
   std::atomic<std::uint64_t> reloads_{0};
   std::atomic<std::uint64_t> reload_failures_{0};
+  std::atomic<UnwrapCallers> unwrap_callers_{UnwrapCallers::kLocal};
+  mutable std::atomic<std::uint64_t> wrapped_{0};
+  mutable std::atomic<std::uint64_t> wrap_refusals_{0};
+  mutable std::atomic<std::uint64_t> unwrapped_{0};
+  mutable std::atomic<std::uint64_t> unwrap_refusals_{0};
+  mutable std::atomic<std::uint64_t> unwrap_denied_{0};
 };
 
 }  // namespace snowid::daemon

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <string>
+#include <vector>
 
 #include "snowid/testing/simulated_clock.h"
 
@@ -116,6 +117,89 @@ TEST_F(PublicIdsTest, StatsCountSlotsByStateAndNameThePrimary) {
   EXPECT_EQ(s.primary_slot, 2);
   EXPECT_EQ(s.primary_fingerprint, ids_.current()->keys().slot(2)->fingerprint);
   EXPECT_EQ(s.reloads, 1u);
+}
+
+// The port the command table uses, on the real keyring.
+class PublicIdPortTest : public PublicIdsTest {
+ protected:
+  // Ids of the simulated clock's time: unwrap refuses ids from the future.
+  std::vector<std::uint64_t> ids_now(int n) {
+    const Layout layout = Layout::snowid_default();
+    const std::uint64_t base =
+        layout.encode(layout.ticks_at(clock_.wall_now()) - 10, {.region = 1, .host = 2}, 0).value();
+    std::vector<std::uint64_t> out;
+    for (int i = 0; i < n; ++i) out.push_back(base + static_cast<std::uint64_t>(i));
+    return out;
+  }
+};
+
+TEST_F(PublicIdPortTest, WrappedIdsUnwrapToThemselvesAndAreCounted) {
+  write_keys("first");
+  ASSERT_TRUE(ids_.load(path_).is_ok());
+  const std::vector<std::uint64_t> ids = ids_now(64);
+  std::vector<std::string> publics;
+  ASSERT_TRUE(ids_.wrap("ord", ids, publics).is_ok());
+  ASSERT_EQ(publics.size(), ids.size());
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    EXPECT_TRUE(publics[i].starts_with("ord_")) << publics[i];
+    // The library's own wrap, one at a time, agrees with the batch.
+    EXPECT_EQ(publics[i], ids_.current()->wrap("ord", ids[i]).value().view());
+    const Result<UnwrappedId> u = ids_.unwrap(publics[i]);
+    ASSERT_TRUE(u.is_ok()) << u.status().message();
+    EXPECT_EQ(u.value().id, ids[i]);
+    EXPECT_EQ(u.value().type, "ord");
+    EXPECT_EQ(u.value().slot, 0);
+    EXPECT_FALSE(u.value().sealed);
+  }
+  const PublicIds::Counts c = ids_.counts();
+  EXPECT_EQ(c.wrapped, 64u);
+  EXPECT_EQ(c.unwrapped, 64u);
+  EXPECT_EQ(c.wrap_refusals + c.unwrap_refusals + c.unwrap_denied, 0u);
+}
+
+TEST_F(PublicIdPortTest, RefusalsStartWithTheLibrarysReasonWord) {
+  write_keys("first");
+  ASSERT_TRUE(ids_.load(path_).is_ok());
+  std::vector<std::string> out;
+  EXPECT_EQ(public_id_word(ids_.check_type("Ord").message()), "BAD_TYPE");
+  EXPECT_EQ(public_id_word(ids_.wrap("ord", std::vector<std::uint64_t>{0}, out).message()),
+            "BAD_ID");
+  EXPECT_EQ(public_id_word(ids_.unwrap("ord_000000000000i").status().message()),
+            "AMBIGUOUS_SYMBOL");
+  EXPECT_EQ(public_id_word(ids_.unwrap("ord").status().message()), "NO_TYPE");
+  const PublicIds::Counts c = ids_.counts();
+  EXPECT_EQ(c.wrap_refusals, 1u);
+  EXPECT_EQ(c.unwrap_refusals, 2u);
+}
+
+TEST_F(PublicIdPortTest, OffItRefusesEverythingWithoutIssuing) {
+  std::vector<std::string> out;
+  EXPECT_FALSE(ids_.on());
+  EXPECT_EQ(ids_.check_type("ord").code(), Code::kFailedPrecondition);
+  EXPECT_EQ(ids_.wrap("ord", ids_now(1), out).code(), Code::kFailedPrecondition);
+  EXPECT_EQ(ids_.unwrap("ord_c4khywqwtw0xe").status().code(), Code::kFailedPrecondition);
+}
+
+TEST_F(PublicIdPortTest, WhoMayUnwrapFollowsTheSettingAndRefusalsAreCounted) {
+  const PublicIdCaller socket{.unix_socket = true};
+  const PublicIdCaller loopback{.loopback = true};
+  const PublicIdCaller remote{};
+  const PublicIdCaller remote_with_token{.token = true};
+  EXPECT_TRUE(ids_.may_unwrap(socket));
+  EXPECT_TRUE(ids_.may_unwrap(loopback));
+  EXPECT_FALSE(ids_.may_unwrap(remote));
+  EXPECT_FALSE(ids_.may_unwrap(remote_with_token));
+  ids_.set_unwrap_callers(UnwrapCallers::kToken);
+  EXPECT_TRUE(ids_.may_unwrap(socket));
+  EXPECT_FALSE(ids_.may_unwrap(loopback));
+  EXPECT_TRUE(ids_.may_unwrap(remote_with_token));
+  ids_.set_unwrap_callers(UnwrapCallers::kAny);
+  EXPECT_TRUE(ids_.may_unwrap(remote));
+  EXPECT_EQ(ids_.counts().unwrap_denied, 3u);
+  UnwrapCallers parsed = UnwrapCallers::kAny;
+  EXPECT_TRUE(parse_unwrap_callers("token", parsed));
+  EXPECT_EQ(parsed, UnwrapCallers::kToken);
+  EXPECT_FALSE(parse_unwrap_callers("Local", parsed));
 }
 
 }  // namespace

@@ -25,6 +25,7 @@ unsigned http_status(Code code, Refusing what) noexcept {
         case Refusing::kIssue:
           return 503;
         case Refusing::kDecode:
+        case Refusing::kPublicId:
           return 400;
         case Refusing::kSequence:
           return 409;

@@ -19,14 +19,19 @@
 //                                                     schema is missing or newer)
 //   kInvalidArgument     INVALID_ARGUMENT     no      400
 //   kOutOfRange          OUT_OF_RANGE         no      503 issuing (the clock is past the
-//                                                     layout), 400 decoding, 409 a spent
-//                                                     sequence (its state forbids it)
+//                                                     layout), 400 decoding or unwrapping,
+//                                                     409 a spent sequence (its state
+//                                                     forbids it)
 //   kNotFound            NOT_FOUND            no      404 (a sequence that does not exist)
 //   kAlreadyExists       ALREADY_EXISTS       no      409 (creating one that exists)
 //   kResourceExhausted   RESOURCE_EXHAUSTED   no      503 (sequences: max_sequences are
 //                                                     served already)
 //   other                code_name(code)      no      500
 //
+//
+// A public id's refusal is answered with the keyring's reason word
+// (UNKNOWN_KEY, FORGED, IMPLAUSIBLE, AMBIGUOUS_SYMBOL...; docs/public-id.md)
+// in place of the code's, with the code's HTTP status.
 //
 // Shutting down is answered differently by the two services, and clients
 // rely on both: ids and decoding refuse for good (kFailedPrecondition,
@@ -46,6 +51,7 @@ enum class Refusing : std::uint8_t {
   kIssue,     // issuing ids: NEXTID, NEXTIDS, /v1/ids
   kDecode,    // decoding an id the client gave: DECODE, /v1/ids/{id}
   kSequence,  // a sequence: NEXTSEQ, SEQRANGE, SEQCREATE, SEQINFO, SEQLIST, /v1/sequences...
+  kPublicId,  // wrapping or unwrapping what the client gave: WRAP, UNWRAP, /v1/public-ids...
 };
 
 // The word a client acts on for `code` (the table above).

@@ -96,6 +96,20 @@ constexpr StatRow kStats[] = {
      kGauge, kCount, "", [](S s) { return count(s.public_ids.slots_by_state[2]); }},
     {"PublicIds", "public_id_slots_retired", "snowid_public_id_keyring_slots", "state", "retired",
      kGauge, kCount, "", [](S s) { return count(s.public_ids.slots_by_state[3]); }},
+    {"PublicIds", "public_ids_wrapped", "snowid_public_id_wraps_total", "result", "ok", kCounter,
+     kCount, "Ids wrapped into public ids (ok), and wrap requests refused (refused).",
+     [](S s) { return count(s.public_ids.wrapped); }},
+    {"PublicIds", "public_id_wrap_refusals", "snowid_public_id_wraps_total", "result", "refused",
+     kCounter, kCount, "", [](S s) { return count(s.public_ids.wrap_refusals); }},
+    {"PublicIds", "public_ids_unwrapped", "snowid_public_id_unwraps_total", "result", "ok",
+     kCounter, kCount,
+     "Public ids unwrapped (ok), refused by the keyring (refused: UNKNOWN_KEY, FORGED...), and "
+     "unwrap requests from callers public_id_unwrap does not allow (denied).",
+     [](S s) { return count(s.public_ids.unwrapped); }},
+    {"PublicIds", "public_id_unwrap_refusals", "snowid_public_id_unwraps_total", "result",
+     "refused", kCounter, kCount, "", [](S s) { return count(s.public_ids.unwrap_refusals); }},
+    {"PublicIds", "public_id_unwraps_denied", "snowid_public_id_unwraps_total", "result", "denied",
+     kCounter, kCount, "", [](S s) { return count(s.public_ids.unwrap_denied); }},
 };
 
 }  // namespace

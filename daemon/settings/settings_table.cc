@@ -371,7 +371,8 @@ constexpr SettingInfo kSettings[] = {
      .description =
          "Who may unwrap public ids: local (the Unix socket, and TCP RESP or HTTP connections "
          "from a loopback address), token (an HTTP request with the bearer token, or a RESP "
-         "connection after AUTH with it; the Unix socket too) or any."},
+         "connection after AUTH with it; the Unix socket too; without http_token, only the Unix "
+         "socket) or any."},
 };
 // clang-format on
 

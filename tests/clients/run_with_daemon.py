@@ -1,18 +1,22 @@
 #!/usr/bin/env python3
 """Runs one client program against a real snowidd of its own.
 
-    run_with_daemon.py --snowidd PATH --name NAME [--timeout S] -- PROGRAM [ARGS...]
+    run_with_daemon.py --snowidd PATH --name NAME [--snowid PATH] [--timeout S]
+                       -- PROGRAM [ARGS...]
 
 Starts snowidd with a fresh state directory, a socket in a temporary
 directory, RESP over TCP on a kernel-chosen port of 127.0.0.1, no HTTP, no
-sequences, and the worker id pinned to region 1, host 7. Once the daemon has
+sequences, and the worker id pinned to region 1, host 7. With --snowid (the
+snowid tool), it first makes a public-id keyring with `snowid public-id
+keygen`, and the daemon serves public ids with it. Once the daemon has
 logged "ready" the program runs with these variables set:
 
-    SNOWIDD_SOCKET    path of the Unix socket
-    SNOWIDD_TCP_HOST  127.0.0.1
-    SNOWIDD_TCP_PORT  the TCP port
-    SNOWIDD_REGION    the pinned region (1)
-    SNOWIDD_HOST      the pinned host (7)
+    SNOWIDD_SOCKET      path of the Unix socket
+    SNOWIDD_TCP_HOST    127.0.0.1
+    SNOWIDD_TCP_PORT    the TCP port
+    SNOWIDD_REGION      the pinned region (1)
+    SNOWIDD_HOST        the pinned host (7)
+    SNOWIDD_PUBLIC_IDS  "1" when the daemon has a keyring (--snowid)
 
 Then the daemon gets SIGTERM. The run fails (exit 1) if the daemon does not
 get ready, the program exits non-zero or times out, or the daemon does not
@@ -93,6 +97,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--snowidd", required=True, help="path of the snowidd binary")
     parser.add_argument("--name", required=True, help="test name, for the host lock")
+    parser.add_argument("--snowid", help="path of the snowid tool: serve public ids")
     parser.add_argument("--timeout", type=float, default=120, help="seconds for the program")
     parser.add_argument("program", nargs=argparse.REMAINDER)
     args = parser.parse_args()
@@ -121,6 +126,17 @@ def run(args, program, work):
         "--region", str(REGION),
         "--host", str(HOST),
     ]
+    if args.snowid:
+        keys = os.path.join(work, "public-id.keys")
+        made = subprocess.run(
+            [args.snowid, "public-id", "keygen", "--not-before", "2026-01-01T00:00:00Z",
+             "--keys", keys],
+            stdin=subprocess.DEVNULL, capture_output=True, text=True)
+        if made.returncode != 0:
+            print("FAIL: snowid public-id keygen exited %d: %s" % (made.returncode, made.stderr),
+                  file=sys.stderr)
+            return 1
+        argv += ["--public-id-keys", keys]
     host_lock = "snowid-clients-%s-%d" % (args.name, os.getpid())
     try:
         daemon = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
@@ -150,6 +166,8 @@ def run(args, program, work):
             "SNOWIDD_REGION": str(REGION),
             "SNOWIDD_HOST": str(HOST),
         })
+        if args.snowid:
+            env["SNOWIDD_PUBLIC_IDS"] = "1"
         started = time.monotonic()
         try:
             result = subprocess.run(program, env=env, stdin=subprocess.DEVNULL,

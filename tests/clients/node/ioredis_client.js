@@ -2,7 +2,8 @@
 // ioredis against snowidd, over the Unix socket (RESP2) and TCP (RESP3).
 const Redis = require('ioredis');
 const {IdLedger} = require('./snowid_ids');
-const {idsOnOneConnection, integerOptIn, checkIdsIssued} = require('./scenario');
+const {idsOnOneConnection, integerOptIn, publicIdsOnOneConnection, checkIdsIssued} =
+    require('./scenario');
 
 function wrap(redis) {
   return {
@@ -27,6 +28,8 @@ async function main() {
   try {
     await idsOnOneConnection(wrap(overUnix), ledger);
     await idsOnOneConnection(wrap(overTcp), ledger);
+    await publicIdsOnOneConnection(wrap(overUnix), ledger);
+    await publicIdsOnOneConnection(wrap(overTcp), ledger);
     await integerOptIn(wrap(overUnix), ledger);
     await checkIdsIssued(wrap(overTcp), ledger);
   } finally {

@@ -3,7 +3,8 @@
 // (RESP2) and TCP (RESP3).
 const {createClient} = require('redis');
 const {IdLedger} = require('./snowid_ids');
-const {idsOnOneConnection, integerOptIn, checkIdsIssued} = require('./scenario');
+const {idsOnOneConnection, integerOptIn, publicIdsOnOneConnection, checkIdsIssued} =
+    require('./scenario');
 
 // node-redis pipelines the commands issued in one tick of the event loop.
 function wrap(client) {
@@ -26,6 +27,8 @@ async function main() {
     await idsOnOneConnection(wrap(overUnix), ledger);
     await idsOnOneConnection(wrap(overTcp), ledger);
     await integerOptIn(wrap(overTcp), ledger);
+    await publicIdsOnOneConnection(wrap(overUnix), ledger);
+    await publicIdsOnOneConnection(wrap(overTcp), ledger);
     await checkIdsIssued(wrap(overUnix), ledger);
   } finally {
     await overUnix.close();

@@ -36,6 +36,30 @@ async function integerOptIn(client, ledger) {
   ledger.stream().accept([await client.call('NEXTID')]);
 }
 
+// Public ids: NEXTPUBIDS, NEXTPUBID (one by one and pipelined) give exact ids
+// beside their public ids; UNWRAP reads every public id back to its id's
+// string; WRAP gives the same public ids again.
+const PUBLIC_ID = /^ord_[0-9a-hjkmnp-tv-z]{13}$/;
+
+async function publicIdsOnOneConnection(client, ledger) {
+  assert.equal(process.env.SNOWIDD_PUBLIC_IDS, '1', 'the daemon was started without a keyring');
+  const stream = ledger.stream();
+  const batch = await client.call('NEXTPUBIDS', 'ord', '500');
+  assert.ok(Array.isArray(batch) && batch.length === 500, `NEXTPUBIDS gave ${batch}`);
+  const single = [await client.call('NEXTPUBID', 'ord')];
+  const pipelined = await client.callMany(200, 'NEXTPUBID', 'ord');
+  const pairs = [...batch, ...single, ...pipelined];
+  for (const pair of pairs) assert.ok(Array.isArray(pair) && pair.length === 2, `pair ${pair}`);
+  const ids = stream.accept(pairs.map((pair) => pair[0]));
+  const publics = pairs.map((pair) => pair[1]);
+  for (const p of publics) assert.match(p, PUBLIC_ID);
+  assert.equal(new Set(publics).size, publics.length, 'a public id was given twice');
+  assert.deepEqual(await client.call('UNWRAP', ...publics), ids.map(String));
+  assert.deepEqual(await client.call('WRAP', 'ord', ...ids.slice(0, 100).map(String)),
+                   publics.slice(0, 100));
+  console.log(`${pairs.length} ids with public ids: exact, distinct, unwrapped to themselves`);
+}
+
 async function checkIdsIssued(client, ledger) {
   assert.equal(idsIssued(await client.call('INFO', 'stats')), ledger.received,
                'INFO ids_issued against the ids received');
@@ -43,4 +67,4 @@ async function checkIdsIssued(client, ledger) {
               'all distinct');
 }
 
-module.exports = {idsOnOneConnection, integerOptIn, checkIdsIssued};
+module.exports = {idsOnOneConnection, integerOptIn, publicIdsOnOneConnection, checkIdsIssued};

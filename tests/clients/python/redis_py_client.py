@@ -124,6 +124,31 @@ def integer_opt_in(r, ledger):
     stream.accept([r.execute_command("NEXTID")])
 
 
+PUBLIC_ID = re.compile(r"ord_[0-9a-hjkmnp-tv-z]{13}")
+
+
+def public_ids_on_one_connection(r, ledger):
+    """NEXTPUBIDS and NEXTPUBID give exact ids beside their public ids; UNWRAP
+    reads every public id back to its id; WRAP gives the same public ids."""
+    assert os.environ.get("SNOWIDD_PUBLIC_IDS") == "1", "the daemon has no keyring"
+    stream = ledger.stream()
+    pairs = r.execute_command("NEXTPUBIDS", "ord", 500)
+    assert isinstance(pairs, list) and len(pairs) == 500, "NEXTPUBIDS gave %r" % (pairs,)
+    pipe = r.pipeline(transaction=False)
+    for _ in range(200):
+        pipe.execute_command("NEXTPUBID", "ord")
+    pairs += pipe.execute()
+    assert all(isinstance(p, list) and len(p) == 2 for p in pairs), pairs[:3]
+    ids = stream.accept([p[0] for p in pairs])
+    publics = [p[1] for p in pairs]
+    assert all(PUBLIC_ID.fullmatch(p) for p in publics), publics[:3]
+    assert len(set(publics)) == len(publics), "a public id was given twice"
+    back = r.execute_command("UNWRAP", *publics)
+    assert back == [str(i) for i in ids], "UNWRAP did not give the ids back"
+    again = r.execute_command("WRAP", "ord", *[str(i) for i in ids[:100]])
+    assert again == publics[:100], "WRAP gave other public ids"
+
+
 def check_time(r):
     """TIME as Redis answers it: redis-py's time() gives (seconds,
     microseconds), the daemon's clock between this process's reads."""
@@ -152,6 +177,8 @@ def main():
         ids_on_one_connection(over_tcp, ledger)
         integer_opt_in(over_unix, ledger)
         integer_opt_in(over_tcp, ledger)
+        public_ids_on_one_connection(over_unix, ledger)
+        public_ids_on_one_connection(over_tcp, ledger)
         check_time(over_unix)
         check_time(over_tcp)
         issued = over_unix.info("stats")["ids_issued"]
