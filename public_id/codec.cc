@@ -26,6 +26,27 @@ PublicIdCodec::PublicIdCodec(PublicIdKeyring keys, Options options)
   time_mask_ = width >= 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << width) - 1;
   max_id_ = options_.layout.max_id();
   if (max_id_ >= Ff1Binary63::kDomain) max_id_ = Ff1Binary63::kDomain - 1;
+  // The wrapping slots by not_before, latest first (the lower slot first
+  // among equals, and the lower slot is the earliest among equals): the
+  // first whose window has begun by an id's time wraps it.
+  for (int s = 0; s < PublicIdKeyring::kSlots; ++s) {
+    const std::optional<KeySlotInfo>& info = keys_.slot(s);
+    if (!info || !wraps(info->state)) continue;
+    if (earliest_slot_ < 0 || info->not_before < keys_.slot(earliest_slot_)->not_before) {
+      earliest_slot_ = s;
+    }
+    // The first tick whose time is at or after not_before.
+    std::int64_t first = options_.layout.ticks_at(info->not_before);
+    if (options_.layout.time_of_ticks(first) < info->not_before) ++first;
+    Window w{first, s};
+    int at = window_count_++;
+    while (at > 0 && keys_.slot(windows_[static_cast<std::size_t>(at - 1)].slot)->not_before <
+                         info->not_before) {
+      windows_[static_cast<std::size_t>(at)] = windows_[static_cast<std::size_t>(at - 1)];
+      --at;
+    }
+    windows_[static_cast<std::size_t>(at)] = w;
+  }
 }
 
 Result<PublicIdCodec> PublicIdCodec::create(PublicIdKeyring keys, Options options) {
@@ -38,18 +59,12 @@ Result<PublicIdCodec> PublicIdCodec::create(PublicIdKeyring keys, Options option
 
 int PublicIdCodec::wrapping_slot(std::uint64_t id) const noexcept {
   if (keys_.policy() == KeyPolicy::kNewest) return keys_.primary_slot();
-  const WallTime t =
-      options_.layout.time_of_ticks(static_cast<std::int64_t>((id >> time_shift_) & time_mask_));
-  int best = -1, earliest = -1;
-  for (int s = 0; s < PublicIdKeyring::kSlots; ++s) {
-    const std::optional<KeySlotInfo>& info = keys_.slot(s);
-    if (!info || !wraps(info->state)) continue;
-    if (earliest < 0 || info->not_before < keys_.slot(earliest)->not_before) earliest = s;
-    if (info->not_before <= t && (best < 0 || info->not_before > keys_.slot(best)->not_before)) {
-      best = s;
-    }
+  const auto ticks = static_cast<std::int64_t>((id >> time_shift_) & time_mask_);
+  for (int i = 0; i < window_count_; ++i) {
+    const Window& w = windows_[static_cast<std::size_t>(i)];
+    if (w.first_tick <= ticks) return w.slot;
   }
-  return best >= 0 ? best : earliest;
+  return earliest_slot_;
 }
 
 Status PublicIdCodec::prepare_into(std::string_view type, PublicIdType& out, int only_slot) const {
@@ -97,23 +112,22 @@ Result<PublicIdText> PublicIdCodec::wrap(const PublicIdType& type, std::uint64_t
   }
   const int slot = wrapping_slot(id);
   const PublicIdKeyring::Slot& key = keys_.slots_[static_cast<std::size_t>(slot)];
+  if (form == PublicIdForm::kCompact) {
+    Result<std::uint64_t> ct =
+        key.compact->encrypt(type.tweaks[static_cast<std::size_t>(slot)], id);
+    if (!ct.is_ok()) return ct.status();
+    return PublicIdParts::compact_text(type.name(), slot, ct.value());
+  }
   PublicIdParts parts;
   std::memcpy(parts.type_chars.data(), type.name_.data(), type.size_);
   parts.type_size = type.size_;
   parts.slot = slot;
   parts.form = form;
-  if (form == PublicIdForm::kCompact) {
-    Result<std::uint64_t> ct =
-        key.compact->encrypt(type.tweaks[static_cast<std::size_t>(slot)], id);
-    if (!ct.is_ok()) return ct.status();
-    parts.compact = ct.value();
-  } else {
-    std::uint8_t* b = parts.sealed.data();
-    for (int i = 0; i < 8; ++i) b[i] = static_cast<std::uint8_t>(id >> (56 - 8 * i));
-    std::memcpy(b + 8, type.tags[static_cast<std::size_t>(slot)].data(), 7);
-    b[15] = kSealedVersion;
-    if (!key.seal->run(b, b, 1)) return Status(Code::kUnavailable, "libcrypto: AES failed");
-  }
+  std::uint8_t* b = parts.sealed.data();
+  for (int i = 0; i < 8; ++i) b[i] = static_cast<std::uint8_t>(id >> (56 - 8 * i));
+  std::memcpy(b + 8, type.tags[static_cast<std::size_t>(slot)].data(), 7);
+  b[15] = kSealedVersion;
+  if (!key.seal->run(b, b, 1)) return Status(Code::kUnavailable, "libcrypto: AES failed");
   return parts.text();
 }
 
@@ -137,10 +151,6 @@ Status PublicIdCodec::wrap_many(const PublicIdType& type, std::span<const std::u
                         " is not an id of layout " + options_.layout.name());
     }
   }
-  PublicIdParts parts;
-  std::memcpy(parts.type_chars.data(), type.name_.data(), type.size_);
-  parts.type_size = type.size_;
-  parts.form = PublicIdForm::kCompact;
   std::uint64_t values[kBatch];
   std::size_t where[kBatch];
   int slots[kBatch];
@@ -161,10 +171,8 @@ Status PublicIdCodec::wrap_many(const PublicIdType& type, std::span<const std::u
           !st.is_ok()) {
         return st;
       }
-      parts.slot = s;
       for (std::size_t k = 0; k < m; ++k) {
-        parts.compact = values[k];
-        out[where[k]] = parts.text();
+        out[where[k]] = PublicIdParts::compact_text(type.name(), s, values[k]);
       }
     }
   }

@@ -74,34 +74,42 @@ Status check_public_id_type(std::string_view type) {
   return Status::ok();
 }
 
+PublicIdText PublicIdParts::compact_text(std::string_view type, int slot,
+                                         std::uint64_t compact) noexcept {
+  PublicIdText out;
+  std::memcpy(out.data_.data(), type.data(), type.size());
+  std::size_t at = type.size();
+  out.data_[at++] = '_';
+  // 65 bits: slot (2) then the ciphertext (63), five bits a symbol.
+  out.data_[at++] = kAlphabet[(static_cast<unsigned>(slot) << 3) | (compact >> 60)];
+  for (int k = 11; k >= 0; --k) out.data_[at++] = kAlphabet[(compact >> (5 * k)) & 31];
+  out.size_ = at;
+  return out;
+}
+
 PublicIdText PublicIdParts::text() const noexcept {
+  if (form == PublicIdForm::kCompact) return compact_text(type(), slot, compact);
   PublicIdText out;
   std::memcpy(out.data_.data(), type_chars.data(), type_size);
   std::size_t at = type_size;
   out.data_[at++] = '_';
-  if (form == PublicIdForm::kCompact) {
-    // 65 bits: slot (2) then the ciphertext (63), five bits a symbol.
-    out.data_[at++] = kAlphabet[(static_cast<unsigned>(slot) << 3) | (compact >> 60)];
-    for (int k = 11; k >= 0; --k) out.data_[at++] = kAlphabet[(compact >> (5 * k)) & 31];
-  } else {
-    // 130 bits: slot (2) then the block (128, byte 0 first).
-    std::uint64_t hi = 0, lo = 0;
-    for (int i = 0; i < 8; ++i) hi = hi << 8 | sealed[static_cast<std::size_t>(i)];
-    for (int i = 8; i < 16; ++i) lo = lo << 8 | sealed[static_cast<std::size_t>(i)];
-    out.data_[at++] = kAlphabet[(static_cast<unsigned>(slot) << 3) | (hi >> 61)];
-    // Bits 124..0 of the block: 25 symbols.
-    for (int k = 24; k >= 0; --k) {
-      const int shift = 5 * k;  // of the 128-bit value
-      std::uint64_t v;
-      if (shift >= 64) {
-        v = hi >> (shift - 64);
-      } else if (shift > 59) {
-        v = (lo >> shift) | (hi << (64 - shift));
-      } else {
-        v = lo >> shift;
-      }
-      out.data_[at++] = kAlphabet[v & 31];
+  // 130 bits: slot (2) then the block (128, byte 0 first).
+  std::uint64_t hi = 0, lo = 0;
+  for (int i = 0; i < 8; ++i) hi = hi << 8 | sealed[static_cast<std::size_t>(i)];
+  for (int i = 8; i < 16; ++i) lo = lo << 8 | sealed[static_cast<std::size_t>(i)];
+  out.data_[at++] = kAlphabet[(static_cast<unsigned>(slot) << 3) | (hi >> 61)];
+  // Bits 124..0 of the block: 25 symbols.
+  for (int k = 24; k >= 0; --k) {
+    const int shift = 5 * k;  // of the 128-bit value
+    std::uint64_t v;
+    if (shift >= 64) {
+      v = hi >> (shift - 64);
+    } else if (shift > 59) {
+      v = (lo >> shift) | (hi << (64 - shift));
+    } else {
+      v = lo >> shift;
     }
+    out.data_[at++] = kAlphabet[v & 31];
   }
   out.size_ = at;
   return out;

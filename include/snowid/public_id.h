@@ -72,6 +72,9 @@ struct PublicIdParts {
   std::string_view type() const noexcept { return {type_chars.data(), type_size}; }
   // The canonical lower-case text of these parts.
   PublicIdText text() const noexcept;
+  // The text of a compact public id of `type` (at most kMaxPublicIdType
+  // bytes), `slot` and `compact`, without building the parts first.
+  static PublicIdText compact_text(std::string_view type, int slot, std::uint64_t compact) noexcept;
 };
 Result<PublicIdParts> parse_public_id(std::string_view text);
 
@@ -143,6 +146,17 @@ class PublicIdCodec {
 
   PublicIdKeyring keys_;
   Options options_;
+  // by_time: the wrapping slots, latest window first, each with the first
+  // tick of its window; an id earlier than every window goes to the
+  // earliest. Derived once from the keyring, so wrapping_slot() compares
+  // ticks only.
+  struct Window {
+    std::int64_t first_tick = 0;
+    int slot = 0;
+  };
+  std::array<Window, PublicIdKeyring::kSlots> windows_{};
+  int window_count_ = 0;
+  int earliest_slot_ = -1;
   int time_shift_ = 0;
   std::uint64_t time_mask_ = 0;
   std::uint64_t max_id_ = 0;
