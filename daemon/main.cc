@@ -30,13 +30,16 @@
 #include <utility>
 #include <vector>
 
+#include "ascii.h"
 #include "clock_reference.h"
 #include "http_handler.h"
 #include "id_service.h"
 #include "log.h"
 #include "metrics.h"
+#include "public_id_setup.h"
 #include "registry_setup.h"
 #include "sequence_service.h"
+#include "sequence_setup.h"
 #include "server.h"
 #include "settings.h"
 #include "snowid/leased_generator.h"
@@ -46,9 +49,6 @@
 
 #if SNOWID_DAEMON_SEQUENCE_STORES
 #include "ticket_store_url.h"
-#endif
-#if SNOWID_DAEMON_PUBLIC_IDS
-#include "public_ids.h"
 #endif
 
 #ifndef SNOWID_VERSION
@@ -64,20 +64,9 @@ constexpr int kExitFailure = 1;
 constexpr int kExitUsage = 2;
 // How long a stop waits for connections to finish what they received.
 constexpr Duration kDrainTimeout = 5s;
-// The ticket table's connections beyond one per pool thread: see
-// open_sequences().
-constexpr std::uint32_t kFetcherConnections = 4;
 
 // How often the main thread looks at the generator's health between signals.
 constexpr long kWatchNanos = 200 * 1000 * 1000;
-
-std::string upper(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) {
-    if (c >= 'a' && c <= 'z') c = static_cast<char>(c - 'a' + 'A');
-  }
-  return out;
-}
 
 std::string usage() {
   std::string out =
@@ -93,7 +82,8 @@ std::string usage() {
       "environment and <name> in the TOML file):\n"
       "  --config FILE              the TOML file (also SNOWID_CONFIG)\n";
   for (const SettingInfo& info : settings_table()) {
-    std::string left = "  " + std::string(info.flag) + " " + upper(setting_type_name(info.type));
+    std::string left =
+        "  " + std::string(info.flag) + " " + upper_ascii(setting_type_name(info.type));
     // At least two spaces between a long flag and its text.
     left.resize(std::max<std::size_t>(left.size() + 2, 29), ' ');
     // The first sentence of the description.
@@ -115,63 +105,6 @@ std::string usage() {
       "settings, a layout, region or host that does not fit, a port in use).\n";
   return out;
 }
-
-#if SNOWID_DAEMON_PUBLIC_IDS
-// Puts the keyring file at `path` in use (empty: off) and logs what is now
-// in use, by fingerprint.
-Status load_public_ids(PublicIds& ids, const std::string& path, bool reload, Logger& log) {
-  const Status s = reload ? ids.reload(path) : ids.load(path);
-  if (!s.is_ok()) return s;
-  const std::shared_ptr<const PublicIdCodec> codec = ids.current();
-  if (codec == nullptr) {
-    log.info("public id keys", {{"state", "off"}});
-  } else {
-    const PublicIdKeyring& keys = codec->keys();
-    log.info("public id keys",
-             {{"state", reload ? "reloaded" : "loaded"},
-              {"path", path},
-              {"policy", key_policy_name(keys.policy())},
-              {"primary_slot", keys.primary_slot()},
-              {"primary_fingerprint", keys.slot(keys.primary_slot())->fingerprint},
-              {"slots", describe_keyring(keys)}});
-  }
-  return s;
-}
-
-// SIGHUP: a file that does not load leaves the keyring in use.
-void reload_public_ids(PublicIds& ids, const std::string& path, Logger& log) {
-  if (const Status s = load_public_ids(ids, path, true, log); !s.is_ok()) {
-    const std::shared_ptr<const PublicIdCodec> kept = ids.current();
-    log.error("public id keys reload failed",
-              {{"code", code_name(s.code())},
-               {"error", s.message()},
-               {"kept", kept == nullptr ? std::string("off") : describe_keyring(kept->keys())}});
-  }
-}
-
-// public_id_unwrap, from now on; the settings checked the word.
-void set_unwrap_callers(PublicIds& ids, const std::string& word) {
-  UnwrapCallers who = UnwrapCallers::kLocal;
-  if (parse_unwrap_callers(word, who)) ids.set_unwrap_callers(who);
-}
-const PublicIdPort* public_id_port(const PublicIds& ids) { return &ids; }
-#else
-// Built without public ids: nothing to load, and a keyring is refused.
-struct PublicIds {};
-void set_unwrap_callers(PublicIds&, const std::string&) {}
-const PublicIdPort* public_id_port(const PublicIds&) { return nullptr; }
-Status load_public_ids(PublicIds&, const std::string& path, bool, Logger&) {
-  if (path.empty()) return Status::ok();
-  return Status(Code::kInvalidArgument,
-                "public_id_keys: this snowidd was built without public ids; leave it empty");
-}
-void reload_public_ids(PublicIds& ids, const std::string& path, Logger& log) {
-  if (const Status s = load_public_ids(ids, path, true, log); !s.is_ok()) {
-    log.error("public id keys reload failed",
-              {{"code", code_name(s.code())}, {"error", s.message()}});
-  }
-}
-#endif
 
 // Everything the running daemon needs after start.
 struct Running {
@@ -214,65 +147,6 @@ void reload(Running& r) {
                {{"settings", ignored}, {"reason", "not runtime settings: restart to apply"}});
   }
 }
-
-// The buffers' options from the settings.
-SequenceBufferOptions buffer_options(const Settings& s) {
-  SequenceBufferOptions o;
-  o.step = s.sequence_step;
-  o.refill_at = static_cast<double>(s.sequence_refill) / 100.0;
-  o.wait_timeout = s.sequence_wait_timeout;
-  o.adaptive = s.sequence_adaptive;
-  o.min_step = s.sequence_min_step;
-  o.max_step = s.sequence_max_step;
-  o.target_range_life = s.sequence_range_life;
-  return o;
-}
-
-#if SNOWID_DAEMON_SEQUENCE_STORES
-// The ticket table the settings name: null for "off". A malformed URL is a
-// configuration mistake (kInvalidArgument); an SQLite file that cannot be
-// opened or migrated fails the start. PostgreSQL is not reached yet: it is
-// connected on first use, so that a database down at start only makes the
-// sequences answer UNAVAILABLE until it is back.
-Result<std::unique_ptr<TicketStore>> open_sequences(const Settings& s, const Clock& clock,
-                                                    Logger& log) {
-  if (s.sequences == "off") {
-    log.info("sequence store", {{"kind", "off"}});
-    return std::unique_ptr<TicketStore>();
-  }
-  const std::string shown = sequences::redact_ticket_store_url(s.sequences);
-  const Result<std::string_view> kind = sequences::ticket_store_kind(s.sequences);
-  if (!kind.is_ok()) {
-    return Status(Code::kInvalidArgument, "sequences: " + kind.status().message());
-  }
-  sequences::TicketStoreOpenOptions o;
-  o.timeout = s.sequence_store_timeout;
-  // One connection for each pool thread that may wait on it, and a few more
-  // that the buffers' fetchers share (each take holds one only for its round
-  // trip), so that a fetcher's refill does not queue behind the pool.
-  o.connections = s.sequence_threads + kFetcherConnections;
-  Result<std::unique_ptr<TicketStore>> store = sequences::open_ticket_store(s.sequences, clock, o);
-  if (!store.is_ok()) {
-    return Status(store.status().code(),
-                  "sequences: cannot open " + shown + ": " + store.status().message());
-  }
-  const bool postgres = kind.value() == "postgresql";
-  log.info(
-      "sequence store",
-      {{"kind", kind.value()}, {"url", shown}, {"connected", postgres ? "on first use" : "yes"}});
-  return store;
-}
-#else
-Result<std::unique_ptr<TicketStore>> open_sequences(const Settings& s, const Clock&, Logger& log) {
-  if (s.sequences != "off") {
-    return Status(Code::kInvalidArgument,
-                  "sequences: this snowidd was built without the sequence stores; set "
-                  "sequences = off");
-  }
-  log.info("sequence store", {{"kind", "off"}});
-  return std::unique_ptr<TicketStore>();
-}
-#endif
 
 // The error text of a start or close failure; a fence that could not be
 // read or written is named, as the generator reports only kUnavailable.

@@ -5,6 +5,7 @@
 #include <string_view>
 #include <utility>
 
+#include "ascii.h"
 #include "http_commands.h"
 #include "http_responses.h"
 #include "json_text.h"
@@ -109,7 +110,7 @@ HttpResponse healthz(IdService& ids) {
 
 HttpResponse readyz(IdService& ids) {
   LeasedGenerator& generator = ids.generator();
-  const std::string lease = lower_ascii(lease_state_name(generator.lease_state()));
+  const std::string_view lease = lease_state_label(generator.lease_state());
   std::string body;
   if (ids.ready()) {
     const WorkerId worker = generator.worker();

@@ -70,14 +70,6 @@ std::string echo(std::string_view text) {
   return s;
 }
 
-std::string lower_ascii(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) {
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  }
-  return out;
-}
-
 HttpResponse json_response(unsigned status, std::string body) {
   HttpResponse r;
   r.status = status;

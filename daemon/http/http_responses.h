@@ -36,7 +36,6 @@ void append_json_field(std::string& out, int width, std::uint64_t value);
 
 // `text` (from the client) cut short for a message.
 std::string echo(std::string_view text);
-std::string lower_ascii(std::string_view s);
 
 HttpResponse json_response(unsigned status, std::string body);
 HttpResponse error_response(unsigned status, std::string_view word, std::string_view message,

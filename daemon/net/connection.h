@@ -16,6 +16,7 @@
 #include <string_view>
 #include <utility>
 
+#include "refusals.h"
 #include "server_core.h"
 #include "snowid/time.h"
 
@@ -27,9 +28,9 @@ namespace snowid::daemon {
 // connection and could destroy replies still on their way.
 inline constexpr Duration kLinger = std::chrono::seconds(2);
 
-// The reply to a request whose work could not reach the pool because the
-// server is stopping.
-inline constexpr std::string_view kStoppingMessage = "the daemon is shutting down";
+// A request whose work could not reach the pool because the server is
+// stopping is refused as the ids' shutdown is (refusals.h): SHUTTING_DOWN.
+inline constexpr Refusing kStoppingAs = Refusing::kIssue;
 
 // Whether the peer of `socket` is on a loopback address (127.0.0.0/8, ::1,
 // or ::ffff:127.x.y.z): what public_id_unwrap = local trusts. False when

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "connection.h"
+#include "http_responses.h"
 #include "json_text.h"
 
 namespace snowid::daemon {
@@ -32,19 +33,6 @@ std::optional<std::string> request_line_version(std::string_view bytes) {
     return std::nullopt;
   }
   return std::string(tail.substr(kName.size()));
-}
-
-// A JSON error of the server itself (the handler words all others).
-HttpResponse error_answer(unsigned status, std::string_view word, std::string_view message) {
-  HttpResponse answer;
-  answer.status = status;
-  answer.body = "{\"error\":";
-  append_json_string(answer.body, word);
-  answer.body += ",\"message\":";
-  append_json_string(answer.body, message);
-  answer.body += ",\"retryable\":false}";
-  answer.headers.emplace_back("Cache-Control", "no-store");
-  return answer;
 }
 
 // One request at a time, keep-alive as the client asks, closed after an
@@ -116,8 +104,8 @@ class HttpConnection final : public Connection {
     state_ = State::kWaiting;
     hand_to_pool(
         std::move(outcome.deferred),
-        [] { return error_answer(503, "SHUTTING_DOWN", kStoppingMessage); },
-        [](std::string_view what) { return error_answer(500, "INTERNAL", what); },
+        [] { return refusal(shutdown_code(kStoppingAs), kShuttingDownMessage, kStoppingAs, {}); },
+        [](std::string_view what) { return error_response(500, "INTERNAL", what); },
         [self = self(), version, head](HttpResponse r) {
           self->on_deferred(std::move(r), version, head);
         });
@@ -177,7 +165,7 @@ class HttpConnection final : public Connection {
   // A request refused before the handler sees it; the connection closes.
   void refuse(unsigned status, std::string_view word, std::string_view message) {
     keep_alive_ = false;
-    respond(error_answer(status, word, message), 11, false);
+    respond(error_response(status, word, message), 11, false);
   }
 
   void bad_request(std::string_view why) {

@@ -118,7 +118,8 @@ class RespConnection final : public Connection {
         std::move(work),
         [version] {
           std::string reply;
-          RespWriter(reply, version).error("SHUTTING_DOWN", kStoppingMessage);
+          RespWriter(reply, version)
+              .error(error_word(shutdown_code(kStoppingAs), kStoppingAs), kShuttingDownMessage);
           return reply;
         },
         [](std::string_view what) {

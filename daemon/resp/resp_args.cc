@@ -3,28 +3,12 @@
 #include <cstddef>
 #include <limits>
 
+#include "ascii.h"
+
 namespace snowid::daemon {
 
-namespace {
-
-char ascii_lower(char c) noexcept {
-  return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
-}
-
-}  // namespace
-
 bool same_word(std::string_view text, std::string_view lower) noexcept {
-  if (text.size() != lower.size()) return false;
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    if (ascii_lower(text[i]) != lower[i]) return false;
-  }
-  return true;
-}
-
-std::string lower_copy(std::string_view text) {
-  std::string s(text);
-  for (char& c : s) c = ascii_lower(c);
-  return s;
+  return equal_ignoring_ascii_case(text, lower);
 }
 
 bool parse_int64(std::string_view text, std::int64_t& value) noexcept {
@@ -53,7 +37,7 @@ bool parse_int64(std::string_view text, std::int64_t& value) noexcept {
 
 void arity_error(RespWriter& w, std::string_view name) {
   std::string message = "wrong number of arguments for '";
-  message += lower_copy(name);
+  message += lower_ascii(name);
   message += "' command";
   w.error("ERR", message);
 }

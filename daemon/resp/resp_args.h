@@ -15,7 +15,6 @@ inline constexpr std::string_view kNotInteger = "value is not an integer or out 
 // True when `text` equals `lower` (all lower case) ignoring ASCII case. No
 // lower-cased copy is made: command names are compared on every command.
 bool same_word(std::string_view text, std::string_view lower) noexcept;
-std::string lower_copy(std::string_view text);
 
 // A signed decimal as Redis reads one: an optional '-', then digits without
 // leading zeros (or the single digit 0), nothing else, within int64.

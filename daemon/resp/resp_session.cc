@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "ascii.h"
 #include "resp_args.h"
 #include "resp_commands.h"
 #include "secret.h"
@@ -244,7 +245,7 @@ std::string info_text(IdService& ids, const SequenceService* sequences, unsigned
   }
   if (sections & kLease) {
     info.section("Lease");
-    info.line("lease_state", lower_copy(lease_state_name(s.lease_state)));
+    info.line("lease_state", lease_state_label(s.lease_state));
     info.stats("Lease", s);
   }
   if (sections & kHealth) {
@@ -259,7 +260,7 @@ std::string info_text(IdService& ids, const SequenceService* sequences, unsigned
     for (std::size_t i = 0; i < c.refusals_by_code.size(); ++i) {
       if (c.refusals_by_code[i] == 0) continue;
       const auto code = static_cast<Code>(i);
-      info.number("refusals_" + lower_copy(error_word(code)), c.refusals_by_code[i]);
+      info.number("refusals_" + lower_ascii(error_word(code)), c.refusals_by_code[i]);
     }
   }
   if (sections & kSequences) info_sequences(info, sequences);

@@ -4,6 +4,7 @@
 #include <limits>
 #include <utility>
 
+#include "ascii.h"
 #include "snowid/id_text.h"
 #include "snowid/ticket_store.h"
 
@@ -101,16 +102,6 @@ bool is_public_id_row(const CommandRow& row) noexcept {
          row.op == Op::kNextPubIds;
 }
 
-bool same_ignoring_case(std::string_view text, std::string_view upper) noexcept {
-  if (text.size() != upper.size()) return false;
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
-    const char u = (c >= 'a' && c <= 'z') ? static_cast<char>(c - 'a' + 'A') : c;
-    if (u != upper[i]) return false;
-  }
-  return true;
-}
-
 Refusal refused(const CommandRow& row, Code code, std::string message, Duration retry_after) {
   Refusal r;
   r.code = code;
@@ -138,7 +129,7 @@ const CommandRow& command_row(Op op) noexcept { return kCommands[static_cast<std
 
 const CommandRow* find_resp_command(std::string_view name) noexcept {
   for (const CommandRow& row : kCommands) {
-    if (same_ignoring_case(name, row.resp)) return &row;
+    if (equal_ignoring_ascii_case(name, row.resp)) return &row;
   }
   return nullptr;
 }

@@ -7,6 +7,20 @@
 #include "snowid/id_text.h"
 
 namespace snowid::daemon {
+
+std::string_view lease_state_label(LeaseState s) noexcept {
+  switch (s) {
+    case LeaseState::kHeld:
+      return "held";
+    case LeaseState::kUncertain:
+      return "uncertain";
+    case LeaseState::kLost:
+      return "lost";
+    case LeaseState::kReleased:
+      return "released";
+  }
+  return "unknown";
+}
 namespace {
 
 std::string refusal_text(Code code, const LeasedGenerator& generator) {

@@ -73,6 +73,10 @@ struct PublicIdKeyringStats {
   std::uint64_t unwrap_denied = 0;    // unwraps this caller may not make (public_id_unwrap)
 };
 
+// The lease state in lower case, as INFO, /readyz and the metrics' labels
+// show it (lease_state_name() gives the protocols' upper-case words).
+std::string_view lease_state_label(LeaseState s) noexcept;
+
 struct ServiceSnapshot {
   Layout layout = Layout::snowid_default();
   WorkerId worker;

@@ -29,22 +29,6 @@ constexpr Code kRefusalCodes[] = {
 constexpr LeaseState kLeaseStates[] = {LeaseState::kHeld, LeaseState::kUncertain, LeaseState::kLost,
                                        LeaseState::kReleased};
 
-// Lower-case label values for the lease states (lease_state_name() gives
-// the upper-case words of the protocols).
-std::string_view lease_state_label(LeaseState s) noexcept {
-  switch (s) {
-    case LeaseState::kHeld:
-      return "held";
-    case LeaseState::kUncertain:
-      return "uncertain";
-    case LeaseState::kLost:
-      return "lost";
-    case LeaseState::kReleased:
-      return "released";
-  }
-  return "unknown";
-}
-
 // Builds the exposition text. Each family is declared once, before its
 // samples; label values are escaped as the format requires.
 class Exposition {
