@@ -47,10 +47,6 @@
 #include "snowid/ticket_store.h"
 #include "snowid/time.h"
 
-#if SNOWID_DAEMON_SEQUENCE_STORES
-#include "ticket_store_url.h"
-#endif
-
 #ifndef SNOWID_VERSION
 #define SNOWID_VERSION "unknown"
 #endif
@@ -248,13 +244,9 @@ int run(int argc, char** argv) {
   }
   if (!setup->warning.empty()) log.warn("setting warning", {{"warning", setup->warning}});
 
-    // A keyring that is unreadable, invalid or readable by group or others is
-    // a configuration mistake: refused before any lease is taken.
-#if SNOWID_DAEMON_PUBLIC_IDS
+  // A keyring that is unreadable, invalid or readable by group or others is
+  // a configuration mistake: refused before any lease is taken.
   PublicIds public_ids(setup->layout.layout, clock);
-#else
-  PublicIds public_ids;
-#endif
   if (const Status keys = load_public_ids(public_ids, settings.public_id_keys, false, log);
       !keys.is_ok()) {
     log.error("start failed",
@@ -263,8 +255,8 @@ int run(int argc, char** argv) {
   }
   set_unwrap_callers(public_ids, settings.public_id_unwrap);
 
-  const SequenceBufferOptions buffering = buffer_options(settings);
-  if (const Status valid = validate(buffering); !valid.is_ok()) {
+  SequenceServiceOptions sequence_options = sequence_service_options(settings);
+  if (const Status valid = validate(sequence_options.buffer); !valid.is_ok()) {
     log.error("start failed", {{"code", code_name(valid.code())}, {"error", valid.message()}});
     return kExitUsage;
   }
@@ -273,15 +265,6 @@ int run(int argc, char** argv) {
     log.error("start failed",
               {{"code", code_name(store.status().code())}, {"error", store.status().message()}});
     return store.status().code() == Code::kInvalidArgument ? kExitUsage : kExitFailure;
-  }
-  SequenceServiceOptions sequence_options;
-  sequence_options.buffer = buffering;
-  sequence_options.max_range = settings.max_range;
-  sequence_options.max_sequences = settings.max_sequences;
-  if (settings.sequences != "off") {
-#if SNOWID_DAEMON_SEQUENCE_STORES
-    sequence_options.store_description = sequences::redact_ticket_store_url(settings.sequences);
-#endif
   }
   // Outlives the serving server (reset before it goes): the buffers go after
   // the listeners have drained.
@@ -319,9 +302,7 @@ int run(int argc, char** argv) {
   log.info("lease acquired", {{"region", worker.region}, {"host", worker.host}});
 
   IdService service(generator, clock, settings.max_batch);
-#if SNOWID_DAEMON_PUBLIC_IDS
-  service.set_public_id_stats([&public_ids] { return keyring_stats(public_ids); });
-#endif
+  service.set_public_id_stats(keyring_stats_reader(public_ids));
   service_for_events.store(&service, std::memory_order_release);
   const HttpHandler handler(
       service,

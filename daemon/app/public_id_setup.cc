@@ -39,14 +39,18 @@ void set_unwrap_callers(PublicIds& ids, const std::string& word) {
   if (parse_unwrap_callers(word, who)) ids.set_unwrap_callers(who);
 }
 const PublicIdPort* public_id_port(const PublicIds& ids) { return &ids; }
+std::function<PublicIdKeyringStats()> keyring_stats_reader(const PublicIds& ids) {
+  return [&ids] { return keyring_stats(ids); };
+}
 #else
 // Built without public ids: nothing to load, and a keyring is refused.
 void set_unwrap_callers(PublicIds&, const std::string&) {}
 const PublicIdPort* public_id_port(const PublicIds&) { return nullptr; }
+std::function<PublicIdKeyringStats()> keyring_stats_reader(const PublicIds&) { return {}; }
 Status load_public_ids(PublicIds&, const std::string& path, bool, Logger&) {
   if (path.empty()) return Status::ok();
   return Status(Code::kInvalidArgument,
-                "public_id_keys: this snowidd was built without public ids; leave it empty");
+                "this snowidd was built without public ids; leave it empty");
 }
 void reload_public_ids(PublicIds& ids, const std::string& path, Logger& log) {
   if (const Status s = load_public_ids(ids, path, true, log); !s.is_ok()) {

@@ -7,8 +7,10 @@
 // refuses a keyring file, and gives the command table no port.
 #pragma once
 
+#include <functional>
 #include <string>
 
+#include "id_service.h"
 #include "log.h"
 #include "public_id_port.h"
 #include "snowid/status.h"
@@ -16,8 +18,12 @@
 #if SNOWID_DAEMON_PUBLIC_IDS
 #include "public_ids.h"
 #else
+#include "snowid/layout.h"
+#include "snowid/time.h"
 namespace snowid::daemon {
-struct PublicIds {};
+struct PublicIds {
+  PublicIds(const Layout&, const Clock&) {}
+};
 }  // namespace snowid::daemon
 #endif
 
@@ -33,5 +39,8 @@ void reload_public_ids(PublicIds& ids, const std::string& path, Logger& log);
 void set_unwrap_callers(PublicIds& ids, const std::string& word);
 // What the command table uses, or null when built without public ids.
 const PublicIdPort* public_id_port(const PublicIds& ids);
+// Where IdService::snapshot() reads the keyring's figures; empty when built
+// without public ids. `ids` must outlive the reader.
+std::function<PublicIdKeyringStats()> keyring_stats_reader(const PublicIds& ids);
 
 }  // namespace snowid::daemon

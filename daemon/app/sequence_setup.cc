@@ -9,6 +9,17 @@
 
 namespace snowid::daemon {
 
+SequenceServiceOptions sequence_service_options(const Settings& s) {
+  SequenceServiceOptions o;
+  o.buffer = buffer_options(s);
+  o.max_range = s.max_range;
+  o.max_sequences = s.max_sequences;
+#if SNOWID_DAEMON_SEQUENCE_STORES
+  if (s.sequences != "off") o.store_description = sequences::redact_ticket_store_url(s.sequences);
+#endif
+  return o;
+}
+
 SequenceBufferOptions buffer_options(const Settings& s) {
   SequenceBufferOptions o;
   o.step = s.sequence_step;

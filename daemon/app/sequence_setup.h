@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "log.h"
+#include "sequence_service.h"
 #include "settings.h"
 #include "snowid/sequence_buffer.h"
 #include "snowid/status.h"
@@ -22,6 +23,9 @@ inline constexpr std::uint32_t kFetcherConnections = 4;
 
 // The buffers' options from the settings.
 SequenceBufferOptions buffer_options(const Settings& s);
+// The sequence service's options from the settings: the buffers', the
+// bounds, and the table's URL as logs and INFO show it (no password).
+SequenceServiceOptions sequence_service_options(const Settings& s);
 
 // The ticket table the settings name: null for "off". A malformed URL is a
 // configuration mistake (kInvalidArgument); an SQLite file that cannot be
