@@ -46,13 +46,12 @@ TEST(HttpCommands, EveryRowOfTheTableIsAnsweredOverHttp) {
   const HttpHandler handler(*svc.service, {}, "", seq.service.get(), &public_ids);
   const IdResult one = svc.service->next_id();
   ASSERT_TRUE(one.ok());
-  std::vector<std::string> wrapped;
-  ASSERT_TRUE(public_ids.wrap("ord", std::span(&one.id, 1), wrapped).is_ok());
+  const std::string wrapped = public_ids.text_of("ord", one.id);
   ASSERT_FALSE(command_rows().empty());
   for (const CommandRow& row : command_rows()) {
     SCOPED_TRACE(std::string(row.resp));
     if (!row.http()) continue;  // RESP's own (TIME)
-    const std::string target = target_of(row, std::to_string(one.id), wrapped[0]);
+    const std::string target = target_of(row, std::to_string(one.id), wrapped);
     HttpRequest request;
     request.method = row.method;
     request.target = target;

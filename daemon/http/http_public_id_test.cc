@@ -48,12 +48,6 @@ Json json_of(const HttpResponse& r) {
 
 std::string error_of(const HttpResponse& r) { return json_of(r).str("error"); }
 
-std::string wrapped(const FakePublicIds& keys, std::uint64_t id) {
-  std::vector<std::string> out;
-  EXPECT_TRUE(keys.wrap("ord", std::span(&id, 1), out).is_ok());
-  return out.at(0);
-}
-
 TEST(HttpPublicIds, IdsWithATypeComeWithTheirPublicIdsInTheSameOrder) {
   FakePublicIds keys;
   Routes routes(keys);
@@ -69,7 +63,7 @@ TEST(HttpPublicIds, IdsWithATypeComeWithTheirPublicIdsInTheSameOrder) {
     ASSERT_EQ(publics->items.size(), ids->items.size());
     for (std::size_t i = 0; i < ids->items.size(); ++i) {
       EXPECT_EQ(ids->items[i].type, Json::Type::kString);
-      EXPECT_EQ(publics->items[i].text, wrapped(keys, std::stoull(ids->items[i].text)));
+      EXPECT_EQ(publics->items[i].text, keys.text_of("ord", std::stoull(ids->items[i].text)));
     }
   }
   EXPECT_EQ(routes.issued(), 9u);
@@ -90,8 +84,8 @@ TEST(HttpPublicIds, OneIdIsWrappedAndItsPublicIdUnwrapsToIt) {
   const HttpResponse w = routes.get("/v1/ids/1234567/public?type=ord");
   ASSERT_EQ(w.status, 200u) << w.body;
   EXPECT_EQ(json_of(w).str("id"), "1234567");
-  EXPECT_EQ(json_of(w).str("public"), wrapped(keys, 1234567));
-  const HttpResponse u = routes.get("/v1/public-ids/" + wrapped(keys, 1234567));
+  EXPECT_EQ(json_of(w).str("public"), keys.text_of("ord", 1234567));
+  const HttpResponse u = routes.get("/v1/public-ids/" + keys.text_of("ord", 1234567));
   ASSERT_EQ(u.status, 200u) << u.body;
   const Json j = json_of(u);
   EXPECT_EQ(j.str("id"), "1234567");

@@ -56,14 +56,13 @@ TEST(RespCommands, EveryRowOfTheTableIsAnsweredOverResp) {
   const std::uint64_t issued =
       test_support::id_of(read_one(test_support::talk(s, command_of({"NEXTID"}))));
   const std::string id = std::to_string(issued);
-  std::vector<std::string> wrapped;
-  ASSERT_TRUE(public_ids.wrap("ord", std::span(&issued, 1), wrapped).is_ok());
+  const std::string wrapped = public_ids.text_of("ord", issued);
   ASSERT_FALSE(command_rows().empty());
   for (const CommandRow& row : command_rows()) {
     SCOPED_TRACE(std::string(row.resp));
     EXPECT_EQ(&command_row(row.op), &row) << "rows are in the order of Op";
     EXPECT_EQ(find_resp_command(row.resp), &row);
-    const std::vector<std::string> argv = argv_of(row, id, wrapped[0]);
+    const std::vector<std::string> argv = argv_of(row, id, wrapped);
     ASSERT_GE(argv.size() - 1, row.resp_min_args);
     ASSERT_LE(argv.size() - 1, row.resp_max_args);
     const Reply r = read_one(test_support::talk(s, command_of(argv)));

@@ -44,12 +44,6 @@ struct Session {
   std::unique_ptr<RespSession> session;
 };
 
-std::string wrapped(const FakePublicIds& keys, std::uint64_t id) {
-  std::vector<std::string> out;
-  EXPECT_TRUE(keys.wrap("ord", std::span(&id, 1), out).is_ok());
-  return out.at(0);
-}
-
 TEST(RespPublicIds, WrapAnswersOnePublicIdPerIdAndUnwrapGivesTheIdsBack) {
   FakePublicIds keys;
   Session s(keys);
@@ -58,8 +52,8 @@ TEST(RespPublicIds, WrapAnswersOnePublicIdPerIdAndUnwrapGivesTheIdsBack) {
   const Reply w = s.ask({"WRAP", "ord", std::to_string(a), std::to_string(b)});
   ASSERT_EQ(w.type, '*') << w.text;
   ASSERT_EQ(w.items.size(), 2u);
-  EXPECT_EQ(w.items[0].text, wrapped(keys, a));
-  EXPECT_EQ(w.items[1].text, wrapped(keys, b));
+  EXPECT_EQ(w.items[0].text, keys.text_of("ord", a));
+  EXPECT_EQ(w.items[1].text, keys.text_of("ord", b));
   const Reply u = s.ask({"UNWRAP", w.items[1].text, w.items[0].text});
   ASSERT_EQ(u.type, '*') << u.text;
   ASSERT_EQ(u.items.size(), 2u);
@@ -74,7 +68,7 @@ TEST(RespPublicIds, NextPubIdIssuesOneIdBesideItsPublicId) {
   ASSERT_EQ(r.type, '*') << r.text;
   ASSERT_EQ(r.items.size(), 2u);
   const std::uint64_t id = id_of(r.items[0]);
-  EXPECT_EQ(r.items[1].text, wrapped(keys, id));
+  EXPECT_EQ(r.items[1].text, keys.text_of("ord", id));
   EXPECT_EQ(s.issued(), 1u);
 }
 
@@ -91,7 +85,7 @@ TEST(RespPublicIds, NextPubIdsIssuesIncreasingDistinctIdsEachBesideItsPublicId) 
     const std::uint64_t id = id_of(pair.items[0]);
     EXPECT_GT(id, last);
     last = id;
-    EXPECT_EQ(pair.items[1].text, wrapped(keys, id));
+    EXPECT_EQ(pair.items[1].text, keys.text_of("ord", id));
     publics.insert(pair.items[1].text);
   }
   EXPECT_EQ(publics.size(), 500u);
@@ -105,7 +99,7 @@ TEST(RespPublicIds, IdsKeepTheirIntegerFormatBesideTheirPublicIds) {
   const Reply r = s.ask({"NEXTPUBID", "ord"});
   ASSERT_EQ(r.items.size(), 2u);
   EXPECT_EQ(r.items[0].type, ':');
-  EXPECT_EQ(r.items[1].text, wrapped(keys, static_cast<std::uint64_t>(r.items[0].number)));
+  EXPECT_EQ(r.items[1].text, keys.text_of("ord", static_cast<std::uint64_t>(r.items[0].number)));
 }
 
 TEST(RespPublicIds, ABadTypeIsRefusedBeforeAnyIdIsIssued) {

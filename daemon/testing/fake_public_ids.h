@@ -3,6 +3,8 @@
 // read back. The real keyring is public_ids.h's, tested with the library.
 #pragma once
 
+#include <gtest/gtest.h>
+
 #include <atomic>
 #include <charconv>
 #include <cstdint>
@@ -50,6 +52,12 @@ class FakePublicIds final : public PublicIdPort {
     if (u.id == 0) return Status(Code::kNotFound, "UNKNOWN_KEY: slot 3 is retired");
     u.type = std::string(text.substr(0, sep));
     return u;
+  }
+  // The public id of `id`, as wrap() writes it.
+  std::string text_of(std::string_view type, std::uint64_t id) const {
+    std::vector<std::string> out;
+    EXPECT_TRUE(wrap(type, std::span(&id, 1), out).is_ok());
+    return out.empty() ? std::string() : out.front();
   }
   bool may_unwrap(const PublicIdCaller& caller) const noexcept override {
     if (unwrap_allowed(callers, caller)) return true;
