@@ -100,6 +100,28 @@ void BM_Ff1Binary63Encrypt(benchmark::State& state) {
 }
 BENCHMARK(BM_Ff1Binary63Encrypt);
 
+// The inverse permutation alone, what unwrap runs besides its text.
+void BM_Ff1Binary63Decrypt(benchmark::State& state) {
+  const std::vector<std::uint8_t> key(32, 7);
+  const Ff1Binary63 ff1 = std::move(Ff1Binary63::create(key)).value();
+  const std::string_view t = "snowid/public-id/v1/ord";
+  const Ff1Binary63::Tweak tweak =
+      ff1.absorb({reinterpret_cast<const std::uint8_t*>(t.data()), t.size()}).value();
+  std::uint64_t x = kFirstId;
+  for (auto _ : state) {
+    x = ff1.decrypt(tweak, x).value();
+    benchmark::DoNotOptimize(x);
+  }
+}
+BENCHMARK(BM_Ff1Binary63Decrypt);
+
+// Reading a public id's text without a key (unwrap's first step).
+void BM_ParsePublicId(benchmark::State& state) {
+  const PublicIdText text = codec().wrap(ord(), kFirstId).value();
+  for (auto _ : state) benchmark::DoNotOptimize(parse_public_id(text.view()));
+}
+BENCHMARK(BM_ParsePublicId);
+
 void BM_Wrap(benchmark::State& state, PublicIdForm form) {
   std::uint64_t id = kFirstId;
   for (auto _ : state) benchmark::DoNotOptimize(codec().wrap(ord(), id++, form));
