@@ -24,6 +24,7 @@
 #include <thread>
 #include <utility>
 
+#include "etcd_kv.h"
 #include "etcd_registry_internal.h"
 #include "gateway_client.h"
 #include "gateway_json.h"
@@ -45,8 +46,6 @@ namespace {
 // Each lost round means another acquirer won an id, so this also bounds how
 // many ids can be taken under an acquirer's feet: more than a small block.
 constexpr int kAcquireRounds = 64;
-// Rounds of compare-and-set on a mark before renew, release or fence give up.
-constexpr int kMarkRounds = 16;
 // abandon() waits at most this long (or request_timeout, if shorter) in all,
 // over every member it tries: it runs on a holder's way out (and before a
 // keeper reports the lease lost) and must not hold it up.
@@ -73,21 +72,6 @@ struct Slot {
   std::optional<KeyValue> mark;
 };
 
-// The kvs of the i-th response of a transaction's branch, or none.
-Result<std::optional<KeyValue>> kv_of(const TxnReply& reply, std::size_t i) {
-  if (reply.responses.size() <= i || reply.responses[i].kind != Op::Kind::kRange) {
-    return unavailable("etcd gateway sent a txn reply without the expected range");
-  }
-  const std::vector<KeyValue>& kvs = reply.responses[i].kvs;
-  if (kvs.empty()) return std::optional<KeyValue>();
-  return std::optional<KeyValue>(kvs.front());
-}
-
-Result<MarkValue> mark_of(const std::optional<KeyValue>& kv) {
-  if (!kv) return MarkValue{};
-  return decode_mark(kv->value);
-}
-
 class EtcdRegistry final : public WorkerRegistry {
  public:
   EtcdRegistry(const Clock& clock, EtcdOptions options, GatewayOptions gateway, FaultHook hook)
@@ -95,6 +79,7 @@ class EtcdRegistry final : public WorkerRegistry {
         options_(std::move(options)),
         keys_(options_.prefix, options_.cluster),
         client_(std::move(gateway), std::move(hook)),
+        kv_(client_, [this](const Header& header) { observe(header); }),
         rng_(std::random_device{}()) {}
 
   ~EtcdRegistry() override {
@@ -184,31 +169,10 @@ class EtcdRegistry final : public WorkerRegistry {
   Status fence_impl(WorkerId worker);
   Status initialize_store_impl();
 
-  // One compare-and-set of a worker's mark, conditional on its holder key,
-  // tried up to kMarkRounds times against the mark each refusal reads back.
-  struct MarkUpdate {
-    WorkerId worker;
-    // The holder key's create revision the write requires (0: no holder).
-    std::int64_t holder_revision = 0;
-    // The encoded mark to write in place of `old`.
-    std::function<std::string(const MarkValue& old)> next;
-    // Applied with the mark's put.
-    std::vector<Op> also;
-    // After a refusal, given the holder key and the mark it read back (not
-    // yet checked): a status ends the update with it, none tries again.
-    std::function<std::optional<Status>(const std::optional<KeyValue>& holder,
-                                        const Result<std::optional<KeyValue>>& mark)>
-        refused;
-    // After a transaction that failed: a status ends the update with it,
-    // none tries again against `mark`, which it may read anew. Unset: end
-    // with the failure.
-    std::function<std::optional<Status>(const Status& failure, std::optional<KeyValue>& mark)>
-        failed;
-    GatewayClient::CallOptions call;
-  };
-  // OK when a write applied or `refused` or `failed` said so; kUnavailable
-  // when every round was refused.
-  Status update_mark(const MarkUpdate& update, std::optional<KeyValue> mark);
+  // update_mark (etcd_kv.h) on this registry's keys.
+  Status update_mark(const MarkUpdate& update, std::optional<KeyValue> mark) {
+    return etcd::update_mark(kv_, keys_, update, std::move(mark));
+  }
 
   // Reads the namespace's store record and returns it, first writing it
   // anew when the store is found new, lost or rolled back: then every id
@@ -230,32 +194,19 @@ class EtcdRegistry final : public WorkerRegistry {
     Slot slot;
   };
 
+  // Through kv_, which hands every header to observe().
   Result<RangeReply> range(const std::string& key, const std::string& end = {},
                            const GatewayClient::CallOptions& call = {}) {
-    Result<std::string> body = client_.call("/v3/kv/range", range_body(key, end), call);
-    if (!body.is_ok()) return body.status();
-    Result<RangeReply> reply = parse_range(body.value());
-    if (reply.is_ok()) observe(reply->header);
-    return reply;
+    return kv_.range(key, end, call);
   }
-
   Result<std::optional<KeyValue>> get(const std::string& key,
                                       const GatewayClient::CallOptions& call = {}) {
-    Result<RangeReply> r = range(key, {}, call);
-    if (!r.is_ok()) return r.status();
-    if (r->kvs.empty()) return std::optional<KeyValue>();
-    return std::optional<KeyValue>(r->kvs.front());
+    return kv_.get(key, call);
   }
-
   Result<TxnReply> txn(const std::vector<Compare>& compares, const std::vector<Op>& success,
                        const std::vector<Op>& failure,
                        const GatewayClient::CallOptions& call = {}) {
-    Result<std::string> body =
-        client_.call("/v3/kv/txn", txn_body(compares, success, failure), call);
-    if (!body.is_ok()) return body.status();
-    Result<TxnReply> reply = parse_txn(body.value());
-    if (reply.is_ok()) observe(reply->header);
-    return reply;
+    return kv_.txn(compares, success, failure, call);
   }
 
   // Every range and transaction is linearizable, so none may show an
@@ -267,11 +218,7 @@ class EtcdRegistry final : public WorkerRegistry {
   }
 
   // OK also when the lease is already gone.
-  Status revoke(std::int64_t lease) {
-    Result<std::string> body = client_.call("/v3/lease/revoke", lease_id_body(lease));
-    if (!body.is_ok() && body.status().code() != Code::kNotFound) return body.status();
-    return Status::ok();
-  }
+  Status revoke(std::int64_t lease) { return kv_.revoke(lease); }
 
   Status check_worker(WorkerId w) const {
     if (w.region >= options_.layout.regions()) {
@@ -295,6 +242,7 @@ class EtcdRegistry final : public WorkerRegistry {
   const EtcdOptions options_;
   const WorkerKeys keys_;
   GatewayClient client_;
+  EtcdKv kv_;
   Mutex rng_mu_;
   std::mt19937_64 rng_ GUARDED_BY(rng_mu_);
   StoreHistory history_;
@@ -608,35 +556,6 @@ Status EtcdRegistry::renew_impl(const LeaseGrant& grant, WallTime high_water, Du
   return Status::ok();
 }
 
-Status EtcdRegistry::update_mark(const MarkUpdate& update, std::optional<KeyValue> mark) {
-  const std::string holder_key = keys_.holder(update.worker);
-  const std::string mark_key = keys_.mark(update.worker);
-  for (int round = 0; round < kMarkRounds; ++round) {
-    Result<MarkValue> old_mark = mark_of(mark);
-    if (!old_mark.is_ok()) return old_mark.status();
-    const std::int64_t seen = mark ? mark->mod_revision : 0;
-    std::vector<Op> success{Op::put(mark_key, update.next(old_mark.value()))};
-    success.insert(success.end(), update.also.begin(), update.also.end());
-    Result<TxnReply> reply =
-        txn({{Compare::Target::kCreate, holder_key, update.holder_revision},
-             {Compare::Target::kMod, mark_key, seen}},
-            success, {Op::range(holder_key), Op::range(mark_key)}, update.call);
-    if (!reply.is_ok()) {
-      if (!update.failed) return reply.status();
-      if (std::optional<Status> end = update.failed(reply.status(), mark)) return *end;
-      continue;
-    }
-    if (reply->succeeded) return Status::ok();
-    Result<std::optional<KeyValue>> holder = kv_of(reply.value(), 0);
-    if (!holder.is_ok()) return holder.status();
-    Result<std::optional<KeyValue>> now_mark = kv_of(reply.value(), 1);
-    if (std::optional<Status> end = update.refused(holder.value(), now_mark)) return *end;
-    if (!now_mark.is_ok()) return now_mark.status();
-    mark = std::move(now_mark).value();
-  }
-  return unavailable("the mark of worker " + to_string(update.worker) + " kept changing");
-}
-
 Status EtcdRegistry::release_impl(const LeaseGrant& grant, WallTime high_water) {
   Result<GrantToken> token = decode_token(grant.token);
   if (!token.is_ok()) return token.status();
@@ -862,7 +781,6 @@ Result<std::vector<WorkerRecord>> EtcdRegistry::list_impl(std::optional<std::uin
 Status EtcdRegistry::fence_impl(WorkerId worker) {
   if (const Status s = check_worker(worker); !s.is_ok()) return s;
   const std::string holder_key = keys_.holder(worker);
-  const std::string mark_key = keys_.mark(worker);
   Result<std::optional<KeyValue>> holder = get(holder_key);
   if (!holder.is_ok()) return holder.status();
   if (!holder.value()) {
@@ -879,25 +797,8 @@ Status EtcdRegistry::fence_impl(WorkerId worker) {
     if (!del.is_ok()) return del.status();
   }
 
-  // Start the quarantine: released_at = now, keeping the high-water mark.
-  Result<std::optional<KeyValue>> mark = get(mark_key);
-  if (!mark.is_ok()) return mark.status();
-  MarkUpdate update;
-  update.worker = worker;
-  update.holder_revision = 0;
-  update.next = [&](const MarkValue& old) {
-    MarkValue new_mark = old;
-    new_mark.released_at = clock_.wall_now();
-    return encode_mark(new_mark);
-  };
-  update.refused = [](const std::optional<KeyValue>& now_holder,
-                      const Result<std::optional<KeyValue>>&) -> std::optional<Status> {
-    // Someone acquired the id since: the fenced holder is gone and the mark
-    // belongs to the new one.
-    if (now_holder) return Status::ok();
-    return std::nullopt;
-  };
-  return update_mark(update, mark.value());
+  // Start the quarantine (the part the skew monitor's fence shares).
+  return write_fence_release(kv_, keys_, worker, clock_);
 }
 
 // --- The store record -----------------------------------------------------------
@@ -1058,6 +959,14 @@ Result<std::unique_ptr<WorkerRegistry>> make_etcd_registry_with_faults(const Clo
         clock, std::move(options), std::move(gateway).value(), std::move(fault_hook));
     if (const Status s = registry->connect(); !s.is_ok()) return s;
     return std::unique_ptr<WorkerRegistry>(std::move(registry));
+  } catch (const std::exception& e) {
+    return unavailable(std::string("etcd registry: ") + e.what());
+  }
+}
+
+Result<GatewayOptions> gateway_options_for(EtcdOptions options) {
+  try {
+    return check_options(options);
   } catch (const std::exception& e) {
     return unavailable(std::string("etcd registry: ") + e.what());
   }

@@ -262,9 +262,9 @@ Result<VoteRecord> parse_vote(std::string_view text) {
   return r;
 }
 
-std::string vote_key(std::string_view prefix, std::uint32_t region, std::string_view target,
+std::string vote_key(std::string_view ns, std::uint32_t region, std::string_view target,
                      std::string_view voter) {
-  std::string key(prefix);
+  std::string key(ns);
   key += "/skew/" + std::to_string(region) + "/votes/";
   key += target;
   key += "/";

@@ -1,6 +1,7 @@
 // The vote an observer writes to etcd against a clock it finds beyond the
-// fence, at <prefix>/skew/<region>/votes/<target>/<voter> under the voter's
-// own lease (docs/skew.md, "The vote record"). A persistent format.
+// fence, at <prefix>/<cluster>/skew/<region>/votes/<target>/<voter> under the
+// voter's own lease (docs/skew.md, "The vote record"; docs/protocol.md, "The
+// skew monitor"). A persistent format.
 #pragma once
 
 #include <cstdint>
@@ -53,8 +54,10 @@ std::string encode_vote(const VoteRecord& record);
 // repaired), with a message naming the key.
 Result<VoteRecord> parse_vote(std::string_view text);
 
-// <prefix>/skew/<region>/votes/<target>/<voter>; the prefix has no trailing "/".
-std::string vote_key(std::string_view prefix, std::uint32_t region, std::string_view target,
+// <namespace>/skew/<region>/votes/<target>/<voter>, where the namespace is
+// the registry's "<prefix>/<cluster>" (no trailing "/"). Target and voter are
+// host names without '/' (etcd/skew_keys.h checks them).
+std::string vote_key(std::string_view ns, std::uint32_t region, std::string_view target,
                      std::string_view voter);
 
 std::string_view basis_name(VoteBasis basis) noexcept;

@@ -98,7 +98,8 @@ TEST(VoteRecord, StrictReaderRefusesWhatTheFormatDoesNotSay) {
 }
 
 TEST(VoteRecord, KeyNamesRegionTargetAndVoter) {
-  EXPECT_EQ(vote_key("/snowid", 3, "host-b", "host-a"), "/snowid/skew/3/votes/host-b/host-a");
+  EXPECT_EQ(vote_key("/snowid/default", 3, "host-b", "host-a"),
+            "/snowid/default/skew/3/votes/host-b/host-a");
 }
 
 }  // namespace
