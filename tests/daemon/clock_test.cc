@@ -11,16 +11,22 @@
 #include <charconv>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
+#include <utility>
 
+#include "clock_probe.h"
 #include "http_client.h"
 #include "test_support.h"
 
 namespace snowid::daemon_test {
 namespace {
 
+using daemon::ClockProbe;
+using daemon::ClockProbeOptions;
 using nlohmann::json;
 using std::chrono::milliseconds;
 using std::chrono::seconds;
@@ -525,6 +531,86 @@ TEST_F(ClockTest, ProbesOverRespAndHttpMeasureTheDaemonsOwnClock) {
                         return *t2 + (*t3 - *t2) / 2;
                       }),
               "/v1/clock");
+}
+
+// The skew monitor's probe (daemon/monitor/clock_probe.h) against the real
+// daemon over TCP RESP: a burst measures the daemon's offset, ahead and then
+// stepped behind while it serves, to within the uncertainty it states.
+TEST_F(ClockTest, TheMonitorsProbeMeasuresTheDaemonAheadAndThenSteppedBehind) {
+  set_offset("+0.250");
+  auto d = start_ready({"--tcp", "127.0.0.1:0"});
+  ClockProbe probe(system_clock(), "127.0.0.1:" + std::to_string(d->tcp_port()), {});
+  for (const auto& [offset, want] :
+       {std::pair{"+0.250", milliseconds(250)}, std::pair{"-0.300", milliseconds(-300)}}) {
+    set_offset(offset);
+    const skew::Burst b = probe.burst();
+    ASSERT_EQ(b.outcome, skew::BurstOutcome::kMeasured) << probe.last_error().message();
+    ASSERT_TRUE(b.best.has_value());
+    const Duration error = b.best->offset.value - want;
+    std::printf(
+        "[ measured ] probe of a daemon %s s off: error %lld ns, uncertainty %lld ns, "
+        "delay %lld ns, %zu samples\n",
+        offset, static_cast<long long>(error.count()),
+        static_cast<long long>(b.best->offset.uncertainty.count()),
+        static_cast<long long>(b.best->delay.count()), b.samples);
+    // The truth lies within the stated uncertainty (libfaketime's offset is
+    // exact); a millisecond more for the file's re-read between the reads.
+    EXPECT_LE(std::chrono::abs(error), b.best->offset.uncertainty + milliseconds(1));
+    EXPECT_EQ(b.samples, ClockProbeOptions{}.probes);
+  }
+}
+
+TEST_F(ClockTest, TheProbeAuthenticatesWithTheTokenAndSaysWhenItIsRefused) {
+  auto d = start_ready({"--tcp", "127.0.0.1:0", "--http-token", "s3cret"});
+  const std::string address = "127.0.0.1:" + std::to_string(d->tcp_port());
+  ClockProbe without(system_clock(), address, {});
+  EXPECT_EQ(without.burst().outcome, skew::BurstOutcome::kEmpty);
+  EXPECT_EQ(without.last_error().code(), Code::kFailedPrecondition);
+  EXPECT_NE(without.last_error().message().find("NOAUTH"), std::string::npos)
+      << without.last_error().message();
+  ClockProbeOptions o;
+  o.token = "s3cret";
+  ClockProbe with(system_clock(), address, o);
+  EXPECT_EQ(with.burst().outcome, skew::BurstOutcome::kMeasured) << with.last_error().message();
+  ClockProbeOptions wrong;
+  wrong.token = "guess";
+  ClockProbe refused(system_clock(), address, wrong);
+  EXPECT_EQ(refused.burst().outcome, skew::BurstOutcome::kEmpty);
+  EXPECT_EQ(refused.last_error().code(), Code::kFailedPrecondition);
+}
+
+// Whether process `pid` is stopped (state T in /proc/<pid>/stat), within 5 s:
+// SIGSTOP takes effect a moment after kill() returns.
+bool stopped_soon(pid_t pid) {
+  for (int i = 0; i < 500; ++i) {
+    std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+    std::string text((std::istreambuf_iterator<char>(stat)), {});
+    const std::size_t paren = text.rfind(')');
+    if (paren != std::string::npos && paren + 2 < text.size() && text[paren + 2] == 'T')
+      return true;
+    std::this_thread::sleep_for(milliseconds(10));
+  }
+  return false;
+}
+
+TEST_F(ClockTest, AProbeOfAPausedDaemonGivesUpAfterItsTimeout) {
+  auto d = start_ready({"--tcp", "127.0.0.1:0"});
+  ClockProbe probe(system_clock(), "127.0.0.1:" + std::to_string(d->tcp_port()), {});
+  ASSERT_EQ(probe.burst().outcome, skew::BurstOutcome::kMeasured) << probe.last_error().message();
+  d->signal(SIGSTOP);
+  ASSERT_TRUE(stopped_soon(d->pid()));
+  const skew::Burst b = probe.burst();
+  d->signal(SIGCONT);
+  EXPECT_EQ(b.outcome, skew::BurstOutcome::kEmpty);
+  EXPECT_EQ(probe.last_error().code(), Code::kUnavailable) << probe.last_error().message();
+  // Answered again once it runs: the probe connects anew.
+  EXPECT_EQ(probe.burst().outcome, skew::BurstOutcome::kMeasured) << probe.last_error().message();
+  ClockProbe nobody(system_clock(), "127.0.0.1:1", {});
+  EXPECT_EQ(nobody.burst().outcome, skew::BurstOutcome::kEmpty);
+  EXPECT_EQ(nobody.last_error().code(), Code::kUnavailable);
+  ClockProbe malformed(system_clock(), "localhost:7390", {});
+  EXPECT_EQ(malformed.burst().outcome, skew::BurstOutcome::kEmpty);
+  EXPECT_EQ(malformed.last_error().code(), Code::kInvalidArgument);
 }
 
 }  // namespace
