@@ -7,9 +7,11 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <exception>
 #include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "gateway_client.h"
@@ -101,5 +103,19 @@ Status update_mark(EtcdKv& kv, const WorkerKeys& keys, const MarkUpdate& update,
 // exists. A new holder found on the way ends it with OK: the mark is the new
 // holder's then.
 Status write_fence_release(EtcdKv& kv, const WorkerKeys& keys, WorkerId worker, const Clock& clock);
+
+// Runs `f`, ending any exception (only std::bad_alloc and the like can be
+// thrown under it) at this boundary as kUnavailable "<who>: <what>": the
+// registry's and the skew store's calls promise results, never exceptions.
+template <typename R, typename F>
+R guarded(std::string_view who, F&& f) {
+  try {
+    return f();
+  } catch (const std::exception& e) {
+    return R(Status(Code::kUnavailable, std::string(who) + ": " + e.what()));
+  } catch (...) {
+    return R(Status(Code::kUnavailable, std::string(who) + ": unexpected failure"));
+  }
+}
 
 }  // namespace snowid::etcd

@@ -152,13 +152,7 @@ class EtcdRegistry final : public WorkerRegistry {
  private:
   template <typename R, typename F>
   static R guarded(F&& f) {
-    try {
-      return f();
-    } catch (const std::exception& e) {
-      return R(unavailable(std::string("etcd registry: ") + e.what()));
-    } catch (...) {
-      return R(unavailable("etcd registry: unexpected failure"));
-    }
+    return etcd::guarded<R>("etcd registry", std::forward<F>(f));
   }
 
   Result<LeaseGrant> acquire_impl(const LeaseRequest& request);

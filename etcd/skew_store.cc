@@ -128,17 +128,9 @@ class EtcdSkewStore final : public SkewStore {
   }
 
  private:
-  // Exceptions (only std::bad_alloc and the like can be thrown here) end at
-  // this boundary as kUnavailable.
   template <typename R, typename F>
   static R guarded(F&& f) {
-    try {
-      return f();
-    } catch (const std::exception& e) {
-      return R(unavailable(std::string("skew store: ") + e.what()));
-    } catch (...) {
-      return R(unavailable("skew store: unexpected failure"));
-    }
+    return etcd::guarded<R>("skew store", std::forward<F>(f));
   }
 
   static Status bad_target(std::string_view target) {
