@@ -6,6 +6,7 @@
 #include <string>
 #include <string_view>
 
+#include "layout_file.h"
 #include "snowid/layout.h"
 #include "snowid/status.h"
 #include "snowid/time.h"
@@ -19,14 +20,17 @@ struct LayoutInEffect {
   std::optional<WallTime> not_before;
 };
 
-// True if `value` names a layout file rather than a preset: it contains '/'
-// or ends with ".json".
-bool names_layout_file(std::string_view value) noexcept;
+// The layout history `name_or_path` names, by the one rule of every program
+// (the snowid tool's --layout and snowidd's layout setting): a preset's name
+// is that preset, one era from its epoch; anything else is a layout file's
+// path (layout_file.h), read whatever its name. A name with neither '/' nor
+// '.' that is no preset and no file is kNotFound, saying both and listing
+// the presets; a path that cannot be read is the file reader's error.
+Result<LayoutFile> layout_history_of(const std::string& name_or_path);
 
-// `name_or_path` as names_layout_file() tells: the era of the file in effect
-// at `now`, or the preset. kInvalidArgument for an unknown preset (the
-// message lists them), a decode-only layout or a file with no era in effect
-// yet; the file reader's error for a bad file. Messages start "layout: ".
+// The era of layout_history_of(name_or_path) in effect at `now`. Beyond its
+// errors, kInvalidArgument for a decode-only layout or a history with no era
+// in effect yet. Messages start "layout: ".
 Result<LayoutInEffect> layout_in_effect(const std::string& name_or_path, WallTime now);
 
 }  // namespace snowid::host

@@ -22,12 +22,14 @@ TEST(LayoutInEffect, APresetIsUsedAsItIsWithNoCutover) {
   EXPECT_FALSE(l->not_before.has_value());
 }
 
-TEST(LayoutInEffect, AnUnknownPresetIsRefusedWithTheListOfPresets) {
+TEST(LayoutInEffect, AnUnknownPresetThatIsNoFileIsRefusedWithTheListOfPresets) {
   Result<LayoutInEffect> unknown = layout_in_effect("snowfake", system_clock().wall_now());
   ASSERT_FALSE(unknown.is_ok());
-  EXPECT_EQ(unknown.status().code(), Code::kInvalidArgument);
-  EXPECT_NE(unknown.status().message().find("unknown preset \"snowfake\""), std::string::npos);
+  EXPECT_EQ(unknown.status().code(), Code::kNotFound);
+  EXPECT_EQ(unknown.status().message().rfind("layout: no layout preset named \"snowfake\"", 0), 0u)
+      << unknown.status().message();
   EXPECT_NE(unknown.status().message().find("snowid"), std::string::npos);
+  EXPECT_NE(unknown.status().message().find("no file of that name"), std::string::npos);
 }
 
 TEST(LayoutInEffect, ADecodeOnlyPresetIsRefused) {
@@ -63,11 +65,23 @@ TEST(LayoutInEffect, AMissingLayoutFileIsNotFoundAndSaysWhichSetting) {
   EXPECT_EQ(missing.status().message().rfind("layout: ", 0), 0u) << missing.status().message();
 }
 
-TEST(LayoutInEffect, ANameIsAFileWhenItHasASlashOrEndsInJson) {
-  EXPECT_TRUE(names_layout_file("./snowid"));
-  EXPECT_TRUE(names_layout_file("layout.json"));
-  EXPECT_FALSE(names_layout_file("snowid"));
-  EXPECT_FALSE(names_layout_file("snowid.v2"));
+// The snowid tool and snowidd read --layout by one rule (layout_history_of).
+TEST(LayoutInEffect, APresetNameWinsAndAnyOtherNameIsAFile) {
+  TempDir dir{"snowid-layout-choice"};
+  const std::string bare = dir.path() + "/narrow";
+  std::ofstream(bare) << snowid::test_support::kNarrowLayoutJson;
+  // A file whose name has no ".json": read as the file it is.
+  Result<LayoutFile> file = layout_history_of(bare);
+  ASSERT_TRUE(file.is_ok()) << file.status().message();
+  EXPECT_EQ(file->history.eras().front().layout.name(), "narrow");
+  // A preset's name is the preset, one era from its epoch.
+  Result<LayoutFile> named = layout_history_of("snowid");
+  ASSERT_TRUE(named.is_ok()) << named.status().message();
+  ASSERT_EQ(named->history.eras().size(), 1u);
+  EXPECT_EQ(named->history.eras().front().layout.name(), "snowid");
+  EXPECT_EQ(named->history.eras().front().cutover, named->history.eras().front().layout.epoch());
+  const Result<LayoutFile> missing = layout_history_of(dir.path() + "/nothing");
+  EXPECT_EQ(missing.status().code(), Code::kNotFound);
 }
 
 }  // namespace

@@ -1,7 +1,6 @@
 #include "layout_option.h"
 
-#include <sys/stat.h>
-
+#include "layout_choice.h"
 #include "snowid/layout.h"
 
 namespace snowid::cli {
@@ -16,31 +15,16 @@ CLI::Option* add_layout_option(CLI::App& app, std::string& value) {
 }
 
 Result<host::LayoutFile> resolve_layout(const std::string& name_or_path, WallTime now) {
-  host::LayoutFile file;
-  Result<Layout> named = preset(name_or_path);
-  if (named.is_ok()) {
-    const WallTime epoch = named->epoch();
-    Result<LayoutHistory> history = LayoutHistory::create({LayoutEra{named.value(), epoch}});
-    if (!history.is_ok()) return history.status();
-    file.history = std::move(history).value();
-  } else {
-    struct stat st {};
-    const bool looks_like_name =
-        name_or_path.find('/') == std::string::npos && name_or_path.find('.') == std::string::npos;
-    if (looks_like_name && ::stat(name_or_path.c_str(), &st) != 0) {
-      return Status(Code::kNotFound, named.status().message() + ", and no file of that name");
-    }
-    Result<host::LayoutFile> read = host::read_layout_file(name_or_path);
-    if (!read.is_ok()) return read.status();
-    file = std::move(read).value();
-  }
+  Result<host::LayoutFile> read = host::layout_history_of(name_or_path);
+  if (!read.is_ok()) return read.status();
+  const host::LayoutFile& file = read.value();
   const Layout& first = file.history.eras().front().layout;
   if (first.epoch_unix_ms() > unix_ms(now)) {
     return Status(Code::kInvalidArgument, "layout " + first.name() + ": epoch " +
                                               format_iso8601(first.epoch()) +
                                               " is in the future, so no id of it can exist yet");
   }
-  return file;
+  return read;
 }
 
 Result<std::size_t> era_at(const LayoutHistory& history, WallTime t) {
