@@ -27,6 +27,11 @@ std::string_view registry_choice_name(RegistryChoice choice) noexcept {
   return "auto";
 }
 
+void read_host_lock_settings(RegistryConfig& config, const Environment& env) {
+  config.host_lock = env.get("SNOWID_HOST_LOCK").value_or("");
+  config.host_dir = env.get("SNOWID_HOST_DIR").value_or("");
+}
+
 Status check_registry_choice(const RegistryConfig& c, const HostSharing& sharing,
                              std::string& warning) {
   warning.clear();

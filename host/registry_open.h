@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "environment.h"
 #include "host_sharing.h"
 #include "snowid/layout.h"
 #include "snowid/lease.h"
@@ -47,6 +48,12 @@ struct RegistryConfig {
   // for the default, /var/tmp/<prefix>.
   std::string host_dir;
 };
+
+// Fills `config`'s host-wide lock settings (host_lock, host_dir) from
+// $SNOWID_HOST_LOCK and $SNOWID_HOST_DIR, as every program on a host must
+// read them alike: two programs that disagreed would not see each other's
+// locks.
+void read_host_lock_settings(RegistryConfig& config, const Environment& env);
 
 // Checks the registry choice of a process that is about to take a worker id
 // against what it can see of its host (`sharing`, see host_sharing.h):

@@ -16,8 +16,7 @@ std::string_view registry_kind(const Settings& settings) noexcept {
 
 host::RegistryConfig registry_config(const Settings& s, const host::Environment& env) {
   host::RegistryConfig c = s.registry;
-  c.host_lock = env.get("SNOWID_HOST_LOCK").value_or("");
-  c.host_dir = env.get("SNOWID_HOST_DIR").value_or("");
+  host::read_host_lock_settings(c, env);
   return c;
 }
 

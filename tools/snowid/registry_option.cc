@@ -103,8 +103,7 @@ Result<host::RegistryConfig> resolve_registry(const RegistryFlags& f, bool need_
   if (etcd) c.etcd_endpoints = {endpoints};
   std::string warning;
   if (Status st = host::check_registry_choice(c, {}, warning); !st.is_ok()) return st;
-  c.host_lock = env("SNOWID_HOST_LOCK");
-  c.host_dir = env("SNOWID_HOST_DIR");
+  host::read_host_lock_settings(c, host::process_environment());
   if (!etcd) return c;
 #ifdef SNOWID_CLI_ETCD
   Result<std::vector<std::string>> parsed = parse_etcd_endpoints(endpoints);
