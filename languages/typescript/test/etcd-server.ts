@@ -119,3 +119,113 @@ export class EtcdServer {
     await this.call("/v3/kv/deleterange", { key: b64(key) });
   }
 }
+
+/**
+ * Three etcd members of the test's own, on free loopback ports in a temporary directory.
+ * `pause` and `resume` stop and continue one (SIGSTOP, SIGCONT).
+ */
+export class EtcdCluster {
+  private readonly procs: ChildProcess[] = [];
+  private log = "";
+
+  private constructor(
+    readonly urls: string[],
+    private readonly dir: string,
+  ) {}
+
+  static async start(size = 3): Promise<EtcdCluster> {
+    const bin = process.env["SNOWID_ETCD_BIN"];
+    if (bin === undefined || bin === "") {
+      throw new Error(
+        "SNOWID_ETCD_BIN is not set: point it at an etcd binary (scripts/install-etcd builds one)",
+      );
+    }
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "snowid-etcd3-ts-"));
+    const names = Array.from({ length: size }, (_, i) => `ts${i}`);
+    const clients: number[] = [];
+    const peers: number[] = [];
+    for (let i = 0; i < 2 * size; i++) (i < size ? clients : peers).push(await freePort());
+    const urls = clients.map((p) => `http://127.0.0.1:${p}`);
+    const initial = names.map((n, i) => `${n}=http://127.0.0.1:${peers[i]}`).join(",");
+    const cluster = new EtcdCluster(urls, dir);
+    names.forEach((name, i) => {
+      const proc = spawn(
+        bin,
+        [
+          `--name=${name}`,
+          `--data-dir=${path.join(dir, name)}`,
+          `--listen-client-urls=${urls[i]}`,
+          `--advertise-client-urls=${urls[i]}`,
+          `--listen-peer-urls=http://127.0.0.1:${peers[i]}`,
+          `--initial-advertise-peer-urls=http://127.0.0.1:${peers[i]}`,
+          `--initial-cluster=${initial}`,
+          "--initial-cluster-state=new",
+          `--initial-cluster-token=${path.basename(dir)}`,
+          "--log-level=error",
+        ],
+        { stdio: ["ignore", "ignore", "pipe"] },
+      );
+      proc.stderr!.on("data", (d) => (cluster.log += `${name}: ${String(d)}`));
+      cluster.procs.push(proc);
+    });
+    try {
+      // A linearizable read answers once the member knows the leader.
+      const deadline = Date.now() + 30_000;
+      for (const url of urls) {
+        for (;;) {
+          try {
+            const r = await fetch(`${url}/v3/kv/range`, { method: "POST", body: '{"key":"AA=="}' });
+            if (r.ok) break;
+          } catch {
+            // not up yet
+          }
+          if (Date.now() > deadline || cluster.procs.some((p) => p.exitCode !== null))
+            throw new Error(`the etcd cluster did not start: ${cluster.log}`);
+          await new Promise((r) => setTimeout(r, 50));
+        }
+      }
+    } catch (e) {
+      await cluster.stop();
+      throw e;
+    }
+    return cluster;
+  }
+
+  /** The index of a member that is not the leader. */
+  async follower(): Promise<number> {
+    for (let i = 0; i < this.urls.length; i++) {
+      const r = await fetch(`${this.urls[i]}/v3/maintenance/status`, { method: "POST", body: "{}" });
+      const s = (await r.json()) as { header: { member_id: string }; leader: string };
+      if (s.header.member_id !== s.leader) return i;
+    }
+    throw new Error("no follower in the cluster");
+  }
+
+  /** The watchers member `i` serves (its etcd_debugging_mvcc_watcher_total). */
+  async watchers(i: number): Promise<number> {
+    const text = await (await fetch(`${this.urls[i]}/metrics`)).text();
+    const line = text.split("\n").find((l) => l.startsWith("etcd_debugging_mvcc_watcher_total "));
+    return line === undefined ? 0 : Number(line.split(" ")[1]);
+  }
+
+  pause(i: number): void {
+    this.procs[i]!.kill("SIGSTOP");
+  }
+
+  resume(i: number): void {
+    this.procs[i]!.kill("SIGCONT");
+  }
+
+  async stop(): Promise<void> {
+    await Promise.all(
+      this.procs.map(async (proc) => {
+        if (proc.exitCode !== null || proc.signalCode !== null) return;
+        const gone = new Promise((r) => proc.once("exit", r));
+        proc.kill("SIGCONT");
+        proc.kill("SIGTERM");
+        await gone;
+      }),
+    );
+    fs.rmSync(this.dir, { recursive: true, force: true });
+  }
+}

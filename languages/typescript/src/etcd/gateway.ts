@@ -78,6 +78,25 @@ const GRPC_NOT_FOUND = 5;
 
 export interface CallOptions {
   timeoutMs?: number;
+  /** Ends the call (UNAVAILABLE, no further member tried) when it aborts. */
+  signal?: AbortSignal;
+}
+
+/** The signal of one attempt: aborts after `timeoutMs` (an unref'd timer) or with `outer`. */
+function attemptSignal(timeoutMs: number, outer: AbortSignal | undefined): [AbortSignal, () => void] {
+  if (outer === undefined) return [AbortSignal.timeout(timeoutMs), () => undefined];
+  const c = new AbortController();
+  const onAbort = () => c.abort(outer.reason);
+  outer.addEventListener("abort", onAbort, { once: true });
+  const t = setTimeout(() => c.abort(new DOMException("the request timed out", "TimeoutError")), timeoutMs);
+  t.unref();
+  return [
+    c.signal,
+    () => {
+      clearTimeout(t);
+      outer.removeEventListener("abort", onAbort);
+    },
+  ];
 }
 
 export class Gateway {
@@ -96,13 +115,15 @@ export class Gateway {
     const timeout = Math.max(1, Math.floor(Math.min(options.timeoutMs ?? this.timeoutMs, this.timeoutMs)));
     let last: unknown;
     for (let i = 0; i < this.endpoints.length; i++) {
+      if (options.signal?.aborted) throw new SnowidError("UNAVAILABLE", `etcd ${path}: canceled`, 100);
       const index = (this.preferred + i) % this.endpoints.length;
+      const [signal, done] = attemptSignal(timeout, options.signal);
       try {
         const res = await fetch(this.endpoints[index] + path, {
           method: "POST",
           headers: { "content-type": "application/json" },
           body: JSON.stringify(body),
-          signal: AbortSignal.timeout(timeout),
+          signal,
         });
         const text = await res.text();
         let doc: Json;
@@ -129,8 +150,11 @@ export class Gateway {
       } catch (e) {
         if (e instanceof SnowidError && e.code === "NOT_FOUND") throw e;
         last = e;
+      } finally {
+        done();
       }
     }
+    if (options.signal?.aborted) throw new SnowidError("UNAVAILABLE", `etcd ${path}: canceled`, 100);
     const why = last instanceof Error ? last.message : String(last);
     throw new SnowidError("UNAVAILABLE", `etcd ${path}: no member answered: ${why}`, 100, { cause: last });
   }

@@ -28,6 +28,13 @@ const ACQUIRE_ROUNDS = 64;
 const MARK_ROUNDS = 16;
 const ABANDON_TIMEOUT_MS = 500;
 const BROKEN_ROUND_PAUSE_MS = 100;
+/**
+ * docs/protocol.md section 10: a watch stream that has run this long without showing a loss is
+ * ended, the holder key read (linearizably, failing over to a member with a leader) and the watch
+ * moved to the next member. A member resumed from a pause can accept a watch while it still
+ * believes in a leader it has lost, and then never deliver the fence.
+ */
+export const WATCH_RECHECK_MS = 5000;
 // How long a holder under a lost store may have gone on issuing when this process knows of no
 // longer stop_after: the default's (other processes' timings are not known).
 const MIN_IN_FLIGHT_MS = 8000;
@@ -96,6 +103,8 @@ export interface RegistryOptions {
   quarantineMs: number;
   requestTimeoutMs: number;
   nowMs: () => number;
+  /** The bound of one watch stream; WATCH_RECHECK_MS unless a test shortens it. */
+  watchRecheckMs?: number;
 }
 
 /** The key of a grant in the store history. */
@@ -557,10 +566,14 @@ export class EtcdRegistry {
 
   /**
    * Watches the holder key from its create revision + 1: resolves true once it is deleted or
-   * replaced, false when `signal` aborts. Broken streams move on to the next member.
+   * replaced, false when `signal` aborts. Each stream is ended after WATCH_RECHECK_MS (an unref'd
+   * timer aborts it) and after a compaction; then the holder key is read (gone or replaced: true)
+   * and a quiet stream is watched again on the next member. Broken streams move on to the next
+   * member, pausing after a whole round of them.
    */
   async waitLost(g: Grant, signal: AbortSignal): Promise<boolean> {
     const holderKey = this.keys.holder(g.region, g.host);
+    const boundMs = this.o.watchRecheckMs ?? WATCH_RECHECK_MS;
     let nextRevision = g.createRevision + 1n;
     let endpoint = this.gateway.preferredEndpoint;
     let broken = 0;
@@ -569,54 +582,84 @@ export class EtcdRegistry {
       let lost = false;
       let recheck = false;
       let watching = false;
-      const how = await this.gateway.stream(
-        endpoint,
-        "/v3/watch",
-        { create_request: { key: b64(holderKey), start_revision: nextRevision.toString() } },
-        (doc) => {
-          if (doc["error"] !== undefined) return false;
-          const r = (doc["result"] as Json | undefined) ?? {};
-          if (r["canceled"] === true) {
-            if (BigInt(String(r["compact_revision"] ?? "0")) > 0n) recheck = true;
-            return false;
-          }
-          watching = true;
-          for (const ev of (r["events"] as Json[] | undefined) ?? []) {
-            const kv = kvOf(ev["kv"]);
-            if (kv.modRevision + 1n > nextRevision) nextRevision = kv.modRevision + 1n;
-            if (ev["type"] === "DELETE" || kv.createRevision !== g.createRevision || kv.lease !== g.lease) {
-              lost = true;
+      // One stream: ended by the caller's signal, or quietly by the bound.
+      const stream = new AbortController();
+      let quiet = false;
+      const endStream = () => stream.abort();
+      signal.addEventListener("abort", endStream, { once: true });
+      const bound = setTimeout(() => {
+        quiet = true;
+        stream.abort();
+      }, boundMs);
+      bound.unref();
+      let how: "stopped" | "ended" | "aborted";
+      try {
+        how = await this.gateway.stream(
+          endpoint,
+          "/v3/watch",
+          { create_request: { key: b64(holderKey), start_revision: nextRevision.toString() } },
+          (doc) => {
+            if (doc["error"] !== undefined) return false;
+            const r = (doc["result"] as Json | undefined) ?? {};
+            if (r["canceled"] === true) {
+              if (BigInt(String(r["compact_revision"] ?? "0")) > 0n) recheck = true;
               return false;
             }
-          }
-          return true;
-        },
-        signal,
-      );
+            watching = true;
+            for (const ev of (r["events"] as Json[] | undefined) ?? []) {
+              const kv = kvOf(ev["kv"]);
+              if (kv.modRevision + 1n > nextRevision) nextRevision = kv.modRevision + 1n;
+              if (ev["type"] === "DELETE" || kv.createRevision !== g.createRevision || kv.lease !== g.lease) {
+                lost = true;
+                return false;
+              }
+            }
+            return true;
+          },
+          stream.signal,
+        );
+      } finally {
+        clearTimeout(bound);
+        signal.removeEventListener("abort", endStream);
+      }
       if (lost) return true;
-      if (how === "aborted" || signal.aborted) return false;
+      if (signal.aborted) return false;
+      // WATCH_RECHECK_MS without a loss: this member may be a stale one that accepted the watch
+      // and stays quiet. Read the key, then watch elsewhere.
+      quiet = quiet && how === "aborted";
+      if (quiet) recheck = true;
       if (watching) broken = 0;
       if (recheck) {
         try {
-          const doc = await this.gateway.call("/v3/kv/range", { key: b64(holderKey) });
+          const doc = await this.gateway.call("/v3/kv/range", { key: b64(holderKey) }, { signal });
           this.observe(headerOf(doc["header"]));
           const kvs = ((doc["kvs"] as unknown[] | undefined) ?? []).map(kvOf);
           if (kvs.length === 0 || kvs[0]!.createRevision !== g.createRevision) return true;
           nextRevision = headerOf(doc["header"]).revision + 1n;
+          if (quiet) endpoint = (endpoint + 1) % count;
           continue;
         } catch {
+          if (signal.aborted) return false;
           // a broken member: the next one below
         }
       }
       endpoint = (endpoint + 1) % count;
-      if (++broken % count === 0) {
-        await new Promise<void>((resolve) => {
-          const t = setTimeout(resolve, BROKEN_ROUND_PAUSE_MS);
-          t.unref();
-          signal.addEventListener("abort", () => resolve(), { once: true });
-        });
-      }
+      if (++broken % count === 0) await pause(BROKEN_ROUND_PAUSE_MS, signal);
     }
     return false;
   }
+}
+
+/** Resolves after `ms` (an unref'd timer) or as soon as `signal` aborts. */
+function pause(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const done = () => {
+      clearTimeout(t);
+      signal.removeEventListener("abort", done);
+      resolve();
+    };
+    const t = setTimeout(done, ms);
+    t.unref();
+    signal.addEventListener("abort", done, { once: true });
+  });
 }

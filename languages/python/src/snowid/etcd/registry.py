@@ -77,6 +77,11 @@ MARK_ROUNDS = 16
 ABANDON_TIMEOUT_S = 0.5
 # A pause after a whole round of members failed to keep a watch.
 BROKEN_ROUND_PAUSE_S = 0.1
+# docs/protocol.md section 10: a watch stream that has run this long without showing a loss is
+# ended, the holder key read (linearizably, failing over to a member with a leader) and the
+# watch moved to the next member. A member resumed from a pause can accept a watch while it
+# still believes in a leader it has lost, and then never deliver the fence.
+WATCH_RECHECK_S = 5.0
 # The default stop_after: the least a holder of a lost store may go on issuing.
 DEFAULT_STOP_AFTER_NS = 8 * S
 
@@ -597,7 +602,9 @@ class EtcdRegistry:
 
     def wait_lost(self, grant: LeaseGrant, timeout_s: float) -> bool:
         """True once the holder key is deleted or replaced; False on timeout or wake.
-        Watches from the holder's create_revision + 1; on compaction, rereads."""
+        Watches from the holder's create_revision + 1. After a compaction, and after each
+        WATCH_RECHECK_S of a stream that showed no loss, reads the holder key instead (gone
+        or replaced: True); a quiet stream is then watched again on the next member."""
         token = decode_token(grant.token)
         holder_key = self.keys.holder(token.region, token.host)
         deadline = time.monotonic() + timeout_s
@@ -648,6 +655,9 @@ class EtcdRegistry:
                     return True
 
                 stale = self.client.token
+                # Every stream is bounded (section 10), except the last one before the
+                # caller's deadline, which that deadline already bounds.
+                bounded = left > WATCH_RECHECK_S
                 end, _ = self.client.stream(
                     endpoint,
                     "/v3/watch",
@@ -657,14 +667,22 @@ class EtcdRegistry:
                             "start_revision": str(next_rev),
                         }
                     },
-                    left,
+                    WATCH_RECHECK_S if bounded else left,
                     on_line,
                     waiter,
                 )
                 if state["lost"]:
                     return True
-                if end in (StreamEnd.TIMED_OUT, StreamEnd.CANCELED) or waiter.canceled:
+                if end is StreamEnd.CANCELED or waiter.canceled:
                     return False
+                quiet = False
+                if end is StreamEnd.TIMED_OUT:
+                    if not bounded:
+                        return False
+                    # WATCH_RECHECK_S without a loss: this member may be a stale one that
+                    # accepted the watch and stays quiet. Read the key, then watch elsewhere.
+                    state["recheck"] = True
+                    quiet = True
                 if state["watching"]:
                     broken = 0
                 if state["reauth"] and self.client.options.user:
@@ -680,6 +698,8 @@ class EtcdRegistry:
                         if not found or found[0].create_revision != token.create_revision:
                             return True
                         next_rev = h.revision + 1
+                        if quiet:
+                            endpoint = (endpoint + 1) % self.client.endpoint_count
                         continue
                     except SnowidError:
                         pass
