@@ -46,6 +46,7 @@ Result<LayoutInEffect> layout_in_effect(const std::string& name_or_path, WallTim
   out.layout = current.layout;
   // A preset is its own single era: no cut-over to wait for.
   if (history.eras().size() > 1 || !preset(name_or_path).is_ok()) out.not_before = current.cutover;
+  if (*era + 1 < history.eras().size()) out.not_after = history.eras()[*era + 1].cutover;
   if (!out.layout.can_generate()) {
     return invalid("layout: " + out.layout.name() +
                    " is decode-only; a generator needs a layout it can generate with");

@@ -18,6 +18,9 @@ struct LayoutInEffect {
   // A layout file's era in effect: no id before its cut-over. nullopt for a
   // preset.
   std::optional<WallTime> not_before;
+  // The next era's cut-over, when the file has one: no id of this era at or
+  // after it (GeneratorOptions::not_after). nullopt: the layout's end of life.
+  std::optional<WallTime> not_after;
 };
 
 // The layout history `name_or_path` names, by the one rule of every program

@@ -56,6 +56,25 @@ TEST(LayoutInEffect, ALayoutFileGivesItsEraInEffectFromItsCutover) {
   EXPECT_NE(early.status().message().find("starts in the future"), std::string::npos);
 }
 
+// An era with a later one ends at that one's cut-over; the last era does not.
+TEST(LayoutInEffect, AnEraEndsAtTheNextCutover) {
+  TempDir dir{"snowid-layout-choice"};
+  const std::string path = dir.path() + "/history.json";
+  std::ofstream(path) << R"({"history": [
+      {"cutover": "2026-01-01T00:00:00Z", "layout": "snowid"},
+      {"cutover": "2030-01-01T00:00:00Z", "layout": "snowid"}]})";
+  const WallTime cutover = wall_from_unix_ms(1893456000000);  // 2030-01-01
+  Result<LayoutInEffect> first = layout_in_effect(path, cutover - std::chrono::hours(1));
+  ASSERT_TRUE(first.is_ok()) << first.status().message();
+  ASSERT_TRUE(first->not_after.has_value());
+  EXPECT_EQ(*first->not_after, cutover);
+  Result<LayoutInEffect> second = layout_in_effect(path, cutover);
+  ASSERT_TRUE(second.is_ok()) << second.status().message();
+  EXPECT_EQ(second->not_before, cutover);
+  EXPECT_FALSE(second->not_after.has_value());
+  EXPECT_FALSE(layout_in_effect("snowid", cutover)->not_after.has_value());
+}
+
 TEST(LayoutInEffect, AMissingLayoutFileIsNotFoundAndSaysWhichSetting) {
   TempDir dir{"snowid-layout-choice"};
   const Result<LayoutInEffect> missing =

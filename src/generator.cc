@@ -340,6 +340,11 @@ Result<std::unique_ptr<Generator>> Generator::create(const Clock& clock, Generat
     return invalid("fence_window must be between 10 ms and 1 hour");
   }
   if (options.max_wait < Duration::zero()) return invalid("max_wait must not be negative");
+  if (options.not_after &&
+      *options.not_after <= std::max(layout.epoch(), options.not_before.value_or(layout.epoch()))) {
+    return invalid("not_after " + format_iso8601(*options.not_after) +
+                   " is not after the epoch and not_before");
+  }
 
   auto impl = std::make_unique<Impl>(clock, std::move(options));
   Impl& g = *impl;
@@ -354,6 +359,12 @@ Result<std::unique_ptr<Generator>> Generator::create(const Clock& clock, Generat
   g.min_ns = std::max(g.epoch_ns,
                       g.opt.not_before ? g.opt.not_before->time_since_epoch().count() : g.epoch_ns);
   g.max_ticks = l.max_ticks();
+  if (g.opt.not_after) {
+    // The last tick starting before not_after (ids carry their tick's start).
+    const std::int64_t until = g.opt.not_after->time_since_epoch().count() - g.epoch_ns;
+    const std::int64_t ticks_before = until / g.unit_ns + (until % g.unit_ns != 0 ? 1 : 0);
+    g.max_ticks = std::min(g.max_ticks, ticks_before - 1);
+  }
   g.gate_ns = g.min_ns;
   if (g.opt.wait_until && g.opt.wait_until->time_since_epoch().count() > g.min_ns) {
     // Ids carry the start of their tick, so the first permitted tick is the

@@ -362,6 +362,29 @@ TEST(Generator, RefusesPastTheLayoutsEndOfLife) {
   EXPECT_EQ(g->try_next().code, Code::kOutOfRange);
 }
 
+// The next era's cut-over ends this layout's ids: an id issued after it
+// would read as an id of the next layout (and could equal one of its ids).
+TEST(Generator, RefusesFromNotAfterOnAsPastTheEndOfLife) {
+  SimulatedClock clock(test_start());
+  GeneratorOptions o = small_options();
+  o.not_after = test_start() + 5ms + 500us;  // inside a tick: that tick starts before it
+  auto g = make_generator(clock, o);
+  clock.advance(5ms);
+  const IdResult last = g->try_next();
+  ASSERT_TRUE(last.ok());
+  EXPECT_LT(g->layout().decode(last.id).value().time, *o.not_after);
+  // The whole last tick may be used up, but no tick after it.
+  const IdBatch rest = g->reserve(1 << 20);
+  ASSERT_TRUE(rest.ok());
+  EXPECT_LT(g->layout().decode(rest.first + rest.count - 1).value().time, *o.not_after);
+  clock.advance(1ms);
+  EXPECT_EQ(g->try_next().code, Code::kOutOfRange);
+  EXPECT_EQ(g->try_reserve(3).code, Code::kOutOfRange);
+  clock.advance(std::chrono::hours(1));
+  EXPECT_EQ(g->try_next().code, Code::kOutOfRange);
+  EXPECT_TRUE(g->healthy()) << "refusing past the era is no clock fault";
+}
+
 TEST(Generator, CreateRefusesBadOptions) {
   SimulatedClock clock(test_start());
   auto refused = [&](GeneratorOptions o) {
@@ -390,6 +413,10 @@ TEST(Generator, CreateRefusesBadOptions) {
   o = {};
   o.fence_window = 1ms;
   EXPECT_EQ(refused(o), Code::kInvalidArgument);
+  o = {};
+  o.not_before = test_start();
+  o.not_after = test_start();
+  EXPECT_EQ(refused(o), Code::kInvalidArgument) << "an era that ends as it begins";
 
   LayoutSpec future;
   future.epoch_unix_ms = unix_ms(test_start()) + 1000;

@@ -65,6 +65,9 @@ Result<RegistrySetup> setup_registry(const Settings& settings, const host::Envir
   LeasedGeneratorOptions& o = out.options;
   o.generator.layout = l;
   o.generator.not_before = out.layout.not_before;
+  // Past the next era's cut-over this layout's ids would read as the next
+  // layout's: refused (OUT_OF_RANGE) until the daemon restarts into it.
+  o.generator.not_after = out.layout.not_after;
   o.generator.max_backward = settings.max_backward;
   o.lease.region = settings.region;
   o.lease.host = settings.host;

@@ -73,6 +73,12 @@ struct GeneratorOptions {
   // Ids for instants before this are refused with kOutOfRange (use the
   // cut-over of the layout's era in a LayoutHistory). Default: the epoch.
   std::optional<WallTime> not_before;
+  // Ids for instants at or after this are refused with kOutOfRange, as past
+  // the layout's end of life: set it to the next era's cut-over in a
+  // LayoutHistory, because an id of this layout issued after it would read
+  // as an id of the next layout and could equal one that a generator of that
+  // era issues. Must be after not_before. Default: the layout's end of life.
+  std::optional<WallTime> not_after;
   // Until the clock reaches this instant, calls answer kClockBehind (retryable)
   // and next()/reserve() wait for it, within max_wait. A new holder of a
   // leased worker id sets it past the previous holder's high-water mark.
