@@ -2,6 +2,8 @@
 
 #include <utility>
 
+#include "ascii.h"
+
 namespace snowid::daemon {
 
 std::string describe_keyring(const PublicIdKeyring& keys) {
@@ -112,11 +114,10 @@ Result<UnwrappedId> PublicIds::unwrap(std::string_view text) const {
   out.id = u.value().id;
   out.slot = u.value().slot;
   out.sealed = u.value().form == PublicIdForm::kSealed;
-  // The type is the text's own: unwrap accepted it, so it is canonical up
-  // to case, and parsing it again cannot fail.
-  if (Result<PublicIdParts> parts = parse_public_id(text); parts.is_ok()) {
-    out.type = std::string(parts.value().type());
-  }
+  // The type is the text's own, before its last "_": unwrap accepted the
+  // text, so that part is the type's canonical spelling but for case, and
+  // needs no second parse.
+  out.type = lower_ascii(text.substr(0, text.rfind('_')));
   return out;
 }
 

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
+#include <cctype>
 #include <cstdlib>
 #include <fstream>
 #include <string>
@@ -155,6 +156,19 @@ TEST_F(PublicIdPortTest, WrappedIdsUnwrapToThemselvesAndAreCounted) {
   EXPECT_EQ(c.wrapped, 64u);
   EXPECT_EQ(c.unwrapped, 64u);
   EXPECT_EQ(c.wrap_refusals + c.unwrap_refusals + c.unwrap_denied, 0u);
+}
+
+TEST_F(PublicIdPortTest, AnUpperCasePublicIdUnwrapsWithItsCanonicalType) {
+  write_keys("first");
+  ASSERT_TRUE(ids_.load(path_).is_ok());
+  std::vector<std::string> publics;
+  ASSERT_TRUE(ids_.wrap("ord_line", ids_now(1), publics).is_ok());
+  std::string upper = publics[0];
+  for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  const Result<UnwrappedId> u = ids_.unwrap(upper);
+  ASSERT_TRUE(u.is_ok()) << u.status().message();
+  EXPECT_EQ(u.value().id, ids_now(1)[0]);
+  EXPECT_EQ(u.value().type, "ord_line");
 }
 
 TEST_F(PublicIdPortTest, RefusalsStartWithTheLibrarysReasonWord) {
