@@ -197,6 +197,33 @@ func TestLeasedFenceAndReplacement(t *testing.T) {
 	}
 }
 
+// Close right after the lease was revoked behind the holder's back succeeds, whether or not
+// the watch had reported the loss yet: there is nothing to give back, which is not an error.
+func TestLeasedCloseAfterRevokedLeaseSucceeds(t *testing.T) {
+	url := startEtcd(t)
+	initNamespace(t, url, "revoked")
+	ctx := context.Background()
+	for range 3 {
+		l, err := New(ctx, short(url, "revoked"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		next(t, l)
+		l.mu.Lock()
+		lease := l.cur.lease
+		l.mu.Unlock()
+		if err := l.gw.revoke(ctx, lease); err != nil {
+			t.Fatal(err)
+		}
+		if err := l.Close(ctx); err != nil {
+			t.Fatalf("close after the lease was revoked: %v", err)
+		}
+		if _, err := l.Next(); snowid.CodeOf(err) == snowid.CodeOK {
+			t.Fatal("issued after close")
+		}
+	}
+}
+
 func TestLeasedRefusesBadOptions(t *testing.T) {
 	for _, o := range []Options{{}, {Endpoints: []string{"127.0.0.1:1"}},
 		{Endpoints: []string{"http://x"}, Prefix: "snowid"}, {Endpoints: []string{"http://x"}, Cluster: "a/b"},

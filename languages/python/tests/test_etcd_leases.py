@@ -154,6 +154,24 @@ def test_a_lost_lease_is_replaced_and_ids_never_go_back(etcd, cluster):
         assert before + after == sorted(set(before + after))
 
 
+def test_close_right_after_the_lease_is_revoked_succeeds_whether_or_not_the_loss_was_seen(
+    etcd, cluster
+):
+    reg = registry(etcd, cluster)
+    for _ in range(3):
+        g = leased(etcd, cluster)
+        g.next_ids(10)
+        # The lease revoked behind the holder's back, then closed at once: the
+        # keeper's watch has usually not reported the loss yet.
+        held = reg._get(reg.keys.holder(*g.worker))
+        assert held is not None and held.lease
+        reg.client.call("/v3/lease/revoke", {"ID": str(held.lease)})
+        g.close()  # nothing to give back: not an error
+        with pytest.raises(SnowidError) as e:
+            g.next_id()
+        assert e.value.code is Code.FAILED_PRECONDITION
+
+
 def test_from_env_reads_the_tools_variables(etcd, cluster, tmp_path):
     env = {
         "SNOWID_ETCD_ENDPOINTS": etcd.url,

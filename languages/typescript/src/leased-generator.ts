@@ -237,7 +237,13 @@ export class LeasedGenerator {
     if (k === undefined || k.done) return;
     this.stop(k);
     k.generator.close();
-    await this.registry.release(k.grant, k.generator.lastIssuedMs);
+    try {
+      await this.registry.release(k.grant, k.generator.lastIssuedMs);
+    } catch (e) {
+      // Fenced or expired before the release, noticed or not: the guard stopped
+      // issuing by the deadline and the quarantine covers the rest.
+      if (!(e instanceof SnowidError && e.code === "LEASE_LOST")) throw e;
+    }
   }
 
   async [Symbol.asyncDispose](): Promise<void> {

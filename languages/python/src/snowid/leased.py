@@ -445,6 +445,11 @@ class LeasedGenerator:
         try:
             inc.keeper.release(last * MS if last is not None else None)
             self._event(f"released worker {inc.keeper.grant.region}/{inc.keeper.grant.host}", None)
+        except LeaseLost:
+            # Fenced or expired before the release, whether or not the keeper
+            # had noticed yet: the guard stopped issuing by the deadline and the
+            # quarantine covers the rest, so there is nothing left to give back.
+            pass
         except SnowidError:
             if state in (LeaseState.HELD, LeaseState.UNCERTAIN):
                 self._close_registry()
