@@ -8,7 +8,7 @@
 #include <optional>
 
 #include "measurement.h"
-#include "settings.h"
+#include "skew_settings.h"
 
 namespace snowid::skew {
 

@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <deque>
 
-#include "settings.h"
+#include "skew_settings.h"
 #include "snowid/time.h"
 
 namespace snowid::skew {

@@ -12,7 +12,7 @@
 
 #include "evidence.h"
 #include "median_band.h"
-#include "settings.h"
+#include "skew_settings.h"
 #include "state.h"
 #include "vote_record.h"
 #include "vote_rule.h"

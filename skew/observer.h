@@ -12,7 +12,7 @@
 #include "judge.h"
 #include "pause_detector.h"
 #include "peer_estimate.h"
-#include "settings.h"
+#include "skew_settings.h"
 #include "snowid/time.h"
 
 namespace snowid::skew {

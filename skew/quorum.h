@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "settings.h"
+#include "skew_settings.h"
 #include "vote_record.h"
 
 namespace snowid::skew {

@@ -16,7 +16,7 @@
 #include "explanation.h"
 #include "fence_budget.h"
 #include "observer.h"
-#include "settings.h"
+#include "skew_settings.h"
 #include "snowid/testing/simulated_clock.h"
 #include "vote_record.h"
 

@@ -1,4 +1,4 @@
-#include "settings.h"
+#include "skew_settings.h"
 
 #include <string>
 #include <vector>
