@@ -42,6 +42,8 @@
 #include "sequence_setup.h"
 #include "server.h"
 #include "settings.h"
+#include "skew_hold.h"
+#include "skew_setup.h"
 #include "snowid/leased_generator.h"
 #include "snowid/sequence_buffer.h"
 #include "snowid/ticket_store.h"
@@ -195,6 +197,13 @@ int run(int argc, char** argv) {
     return 0;
   }
 
+  if (settings.skew_monitor && registry_kind(settings) == "etcd") {
+    if (const Status skew = check_skew_settings(settings); !skew.is_ok()) {
+      std::fprintf(stderr, "snowidd: %s\n", skew.message().c_str());
+      return kExitUsage;
+    }
+  }
+
   const Clock& clock = system_clock();
   Logger log(STDERR_FILENO, clock, settings.log_level, settings.log_json);
   for (const std::string& w : settings.warnings) log.warn("setting warning", {{"warning", w}});
@@ -271,13 +280,14 @@ int run(int argc, char** argv) {
   SequenceService sequence_service(std::move(store).value(), clock, std::move(sequence_options));
 
   std::atomic<IdService*> service_for_events{nullptr};
+  // Set by the skew monitor when it fences this host's clock: no ids, and no
+  // fresh worker id after the fence, until the clock is back within bounds.
+  SkewHold skew_hold;
   LeasedGeneratorOptions options = setup->options;
   options.lease.holder = host::this_holder(clock.wall_now());
-  if (!settings.socket.empty()) {
-    options.lease.holder.address = settings.socket;
-  } else if (settings.http) {
-    options.lease.holder.address = settings.http->to_string();
-  }
+  options.lease.holder.host = host_name_of(settings);
+  options.lease.holder.address = holder_address(settings, server->addresses());
+  options.may_acquire = [&skew_hold] { return skew_hold.status(); };
   options.on_event = [&log, &service_for_events](const LeaseEvent& event) {
     const bool loss = event.kind == LeaseEvent::Kind::kLost;
     const bool bad =
@@ -303,6 +313,7 @@ int run(int argc, char** argv) {
 
   IdService service(generator, clock, settings.max_batch);
   service.set_public_id_stats(keyring_stats_reader(public_ids));
+  service.set_skew_hold(&skew_hold);
   service_for_events.store(&service, std::memory_order_release);
   const HttpHandler handler(
       service,
@@ -321,6 +332,14 @@ int run(int argc, char** argv) {
   ClockReference reference(clock, service.host_bound(), service.clock_readings(),
                            std::move(reference_options));
   reference.start();
+
+  Result<std::unique_ptr<SkewMonitorRun>> skew_monitor = start_skew_monitor(
+      settings, env, setup->layout.layout, clock, skew_hold, service.clock_readings(), log);
+  if (!skew_monitor.is_ok()) {
+    log.error("start failed", {{"code", code_name(skew_monitor.status().code())},
+                               {"error", "skew monitor: " + skew_monitor.status().message()}});
+    return skew_monitor.status().code() == Code::kInvalidArgument ? kExitUsage : kExitFailure;
+  }
 
   server->serve(service, handler, &sequence_service, public_id_port(public_ids));
   log.info("ready", {{"region", worker.region}, {"host", worker.host}});
@@ -348,6 +367,8 @@ int run(int argc, char** argv) {
 
   log.info("stopping", {{"signal", stop_signal == SIGTERM ? "SIGTERM" : "SIGINT"}});
   reference.stop();
+  // Its store's lease is revoked: its votes go before the lease is released.
+  skew_monitor.value().reset();
   server->stop_accepting();
   if (!server->drain(kDrainTimeout)) {
     log.warn("drain timed out",

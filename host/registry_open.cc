@@ -74,9 +74,6 @@ bool etcd_supported() noexcept {
 #endif
 }
 
-namespace {
-
-#ifdef SNOWID_COMMON_ETCD
 EtcdOptions etcd_options(const RegistryConfig& c, const Layout& layout) {
   EtcdOptions o;
   o.endpoints = c.etcd_endpoints;
@@ -91,6 +88,10 @@ EtcdOptions etcd_options(const RegistryConfig& c, const Layout& layout) {
   o.password = c.etcd_password;
   return o;
 }
+
+namespace {
+
+#ifdef SNOWID_COMMON_ETCD
 
 // `status`, with an etcd that did not answer named.
 Status with_etcd_reach(const RegistryConfig& c, Status status) {

@@ -12,6 +12,7 @@
 
 #include "environment.h"
 #include "host_sharing.h"
+#include "snowid/etcd_registry.h"
 #include "snowid/layout.h"
 #include "snowid/lease.h"
 #include "snowid/status.h"
@@ -64,6 +65,10 @@ void read_host_lock_settings(RegistryConfig& config, const Environment& env);
 // the log when the file registry runs in a lone container by default.
 Status check_registry_choice(const RegistryConfig& config, const HostSharing& sharing,
                              std::string& warning);
+
+// The etcd options `config` opens the registry with, for `layout`; also
+// for what shares the registry's etcd (the skew monitor's store).
+EtcdOptions etcd_options(const RegistryConfig& config, const Layout& layout);
 
 // True if this build can open an etcd registry.
 bool etcd_supported() noexcept;

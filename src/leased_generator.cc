@@ -270,7 +270,9 @@ struct LeasedGenerator::Impl {
       mu.lock();
       if (stop || unhealthy_signal) return;
       mu.unlock();
-      Result<std::unique_ptr<Incarnation>> next = make_incarnation();
+      const Status allowed = opt.may_acquire ? opt.may_acquire() : Status::ok();
+      Result<std::unique_ptr<Incarnation>> next =
+          allowed.is_ok() ? make_incarnation() : Result<std::unique_ptr<Incarnation>>(allowed);
       if (next.is_ok()) {
         std::unique_ptr<Incarnation> fresh = std::move(next).value();
         const WorkerId worker = fresh->keeper->worker();
@@ -293,10 +295,12 @@ struct LeasedGenerator::Impl {
         mu.lock();
         return;
       }
-      // Counted from the failure, before telling of it.
-      const MonoTime retry_at = clock.mono_now() + reacquire_delay;
+      // Counted from the failure, before telling of it. A hold is asked
+      // again every reacquire_every: it is not a registry under strain.
+      const MonoTime retry_at =
+          clock.mono_now() + (allowed.is_ok() ? reacquire_delay : opt.reacquire_every);
       const Duration cap = std::max(kMaxReacquireDelay, opt.reacquire_every);
-      reacquire_delay = reacquire_delay >= cap / 2 ? cap : reacquire_delay * 2;
+      if (allowed.is_ok()) reacquire_delay = reacquire_delay >= cap / 2 ? cap : reacquire_delay * 2;
       event(LeaseEvent::Kind::kAcquireFailed, std::nullopt, next.status());
       mu.lock();
       if (!sleep_until(retry_at)) return;

@@ -273,6 +273,46 @@ TEST_F(LeasedGeneratorTest, FenceWithAFreeIdAvailableSwitchesWorkersWithoutDupli
   EXPECT_EQ(std::set<std::uint64_t>(ids.begin(), ids.end()).size(), ids.size());
 }
 
+// A host held by its owner (the skew monitor, after fencing its clock) takes
+// no fresh id after a loss while may_acquire says no: each refusal is told
+// as a failed attempt, and the id is taken once it says yes.
+TEST_F(LeasedGeneratorTest, MayAcquireHoldsTheReplacementUntilItAllows) {
+  std::atomic<bool> allow{false};
+  std::atomic<int> asked{0};
+  LeasedGeneratorOptions o = options();
+  o.may_acquire = [&]() -> Status {
+    asked.fetch_add(1);
+    if (allow.load()) return Status::ok();
+    return Status(Code::kUnavailable, "held: the clock was fenced");
+  };
+  auto g = create(std::move(o));
+  ASSERT_NE(g, nullptr);
+  EXPECT_EQ(asked.load(), 0) << "not asked for the first id";
+  const WorkerId old = g->worker();
+  ASSERT_TRUE(registry.fence(old).is_ok());
+  ASSERT_TRUE(eventually([&] { return asked.load() >= 1 && log.has("acquire failed"); }));
+  EXPECT_EQ(log.codes_of("acquire failed")[0], Code::kUnavailable);
+  for (int i = 0; i < 3; ++i) {
+    clock.advance(1s);  // reacquire_every, however often it was refused: asked again
+    const int before = asked.load();
+    ASSERT_TRUE(eventually([&] {
+      clock.advance(1ms);
+      return asked.load() > before;
+    }));
+  }
+  EXPECT_EQ(g->reacquisitions(), 0u);
+  EXPECT_EQ(g->try_next().code, Code::kLeaseUncertain);
+  EXPECT_EQ(g->worker(), old) << "no fresh id while held";
+  EXPECT_FALSE(registry.held(old));
+  allow.store(true);
+  ASSERT_TRUE(eventually([&] {
+    clock.advance(1s);
+    return g->reacquisitions() == 1;
+  }));
+  EXPECT_TRUE(g->try_next().ok());
+  EXPECT_TRUE(g->close().is_ok());
+}
+
 // With the host pinned, the replacement must be the same worker id: it waits
 // out the quarantine and then the old holder's mark, so its ids come after
 // every id the old holder could have issued.

@@ -18,6 +18,7 @@ struct ServerReading {
   bool ok = false;                     // the last burst gave a sample
   Duration offset = Duration::zero();  // the server's clock minus ours, of the last sample
   Duration delay = Duration::zero();   // its round trip less the server's own time
+  WallTime at{};                       // when its answer arrived (t4), on our clock
   int stratum = 0;
   std::string failure;  // the last burst's reason ("timeout", "kiss_of_death", ...) or empty
   std::uint64_t bursts = 0;

@@ -107,6 +107,7 @@ void ClockReference::measure(ClockReadingsSnapshot& s) {
       r.ok = r.measured = true;
       r.offset = got.sample.offset;
       r.delay = got.sample.delay;
+      r.at = got.sample.t4;
       r.stratum = got.sample.stratum;
       r.failure.clear();
       continue;

@@ -78,6 +78,10 @@ IdResult IdService::next_id() noexcept {
     count_refusal(shutdown_code(Refusing::kIssue));
     return IdResult{0, shutdown_code(Refusing::kIssue), Duration::zero()};
   }
+  if (held()) {
+    count_refusal(Code::kUnavailable);
+    return IdResult{0, Code::kUnavailable, kHeldRetryAfter};
+  }
   const IdResult r = generator_.next();
   if (r.ok()) {
     s.ids_issued.fetch_add(1, std::memory_order_relaxed);
@@ -101,6 +105,13 @@ IdsAnswer IdService::next_ids(std::uint64_t n) {
   if (closed_.load(std::memory_order_acquire)) {
     answer.code = shutdown_code(Refusing::kIssue);
     count_refusal(answer.code);
+    answer.message = refusal_message(answer.code);
+    return answer;
+  }
+  if (held()) {
+    answer.code = Code::kUnavailable;
+    count_refusal(answer.code);
+    answer.retry_after = kHeldRetryAfter;
     answer.message = refusal_message(answer.code);
     return answer;
   }
@@ -145,14 +156,20 @@ Result<DecodedId> IdService::decode(std::string_view text) {
   return decoded;
 }
 
-std::string IdService::refusal_message(Code code) const { return refusal_text(code, generator_); }
+std::string IdService::refusal_message(Code code) const {
+  if (code == Code::kUnavailable && held()) return hold_->status().message();
+  return refusal_text(code, generator_);
+}
+
+bool IdService::held() const noexcept { return hold_ != nullptr && hold_->held(); }
 
 bool IdService::ready() const noexcept {
-  return !closed_.load(std::memory_order_acquire) && generator_.ready();
+  return !closed_.load(std::memory_order_acquire) && !held() && generator_.ready();
 }
 
 std::string IdService::not_ready_reason() const {
   if (closed_.load(std::memory_order_acquire)) return "shutting down";
+  if (held()) return hold_->status().message();
   const Status health = generator_.health();
   if (!health.is_ok()) return "unhealthy: " + health.to_string();
   const LeaseState state = generator_.lease_state();

@@ -17,6 +17,7 @@
 #include "clock_readings.h"
 #include "host_bound.h"
 #include "refusals.h"
+#include "skew_hold.h"
 #include "snowid/layout.h"
 #include "snowid/leased_generator.h"
 #include "snowid/status.h"
@@ -149,6 +150,11 @@ class IdService {
   const HostBound& host_bound() const noexcept { return host_bound_; }
   // The clock reference's readings (clock_reference.h writes them).
   ClockReadings& clock_readings() noexcept { return clock_readings_; }
+  // The skew monitor's hold on this host (skew_hold.h): while held, every
+  // request for ids is refused with kUnavailable (HTTP 503, retry after 1 s)
+  // and the service is not ready. Set before the service is shared between
+  // threads; must outlive it. Unset: never held.
+  void set_skew_hold(const SkewHold* hold) noexcept { hold_ = hold; }
 
   // Stops issuing (every later call: kFailedPrecondition, SHUTTING_DOWN),
   // then closes the generator: records the fence, releases the lease.
@@ -156,6 +162,9 @@ class IdService {
 
  private:
   void count_refusal(Code code) noexcept;
+  bool held() const noexcept;
+
+  static constexpr Duration kHeldRetryAfter = std::chrono::seconds(1);
 
   LeasedGenerator& generator_;
   const Clock& clock_;
@@ -167,6 +176,7 @@ class IdService {
   HostBound host_bound_;
   ClockReadings clock_readings_;
   std::function<PublicIdKeyringStats()> public_id_stats_;
+  const SkewHold* hold_ = nullptr;
 
   // Counters, one cache line per slot; a thread uses the slot of its index
   // modulo kSlots, so two event-loop threads do not share a line.

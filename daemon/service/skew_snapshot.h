@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "measurement.h"
-#include "skew_store.h"
+#include "snowid/layout.h"
 #include "snowid/time.h"
 #include "state.h"
 
@@ -35,21 +35,35 @@ struct SkewPeerView {
   std::uint64_t probe_failures = 0;
 };
 
+// A fence recorded in etcd (docs/protocol.md section 13), as shown.
+struct SkewFenceView {
+  std::string target;
+  std::string fencer;
+  WallTime at{};  // on the fencer's clock
+  std::vector<std::string> voters;
+  std::vector<WorkerId> workers;
+  std::string reason;
+};
+
 struct SkewSnapshot {
   WallTime at{};  // on this host's clock
   std::string self;
   std::uint32_t region = 0;
   skew::State self_state = skew::State::kUnmeasurable;
+  // This host fenced its own clock and holds: no ids, no fresh worker id.
+  bool held = false;
+  std::string hold_reason;  // the self-fence's explanation while held
   bool dry_run = false;
   bool monitor_only = false;
   std::optional<skew::Reading> reference;  // the SNTP reference minus this host
   std::string reference_server;
   std::optional<Duration> chrony_bound;
-  std::vector<SkewPeerView> peers;        // self included, sorted by host
-  std::vector<etcd::FenceRecord> fences;  // recent, newest first
+  std::vector<SkewPeerView> peers;    // self included, sorted by host
+  std::vector<SkewFenceView> fences;  // recent, newest first
   std::uint64_t fences_total = 0;
   std::uint64_t vetoes_total = 0;
   std::uint64_t would_fence_total = 0;  // dry run
+  std::uint64_t mass_skew_total = 0;    // peer fences refused by the blast-radius cap
 };
 
 // Implemented by the monitor; thread-safe.

@@ -114,6 +114,16 @@ struct Settings {
   Duration sntp_poll = std::chrono::seconds(16);
   std::string chronyc = "off";
   std::string chrony_socket;
+  // The skew monitor (docs/skew.md): on by default wherever etcd is the
+  // registry. `host_name` names this host in its holder values and to the
+  // monitor (empty: the machine's host name); `probe_address` is what peers
+  // probe (nullopt: the tcp listener's address).
+  std::string host_name;
+  std::optional<Address> probe_address;
+  bool skew_monitor = true;
+  Duration skew_alert = std::chrono::milliseconds(5);
+  Duration skew_fence = std::chrono::milliseconds(50);
+  bool skew_dry_run = false;
   // Public ids (docs/public-id.md): the keyring file, re-read on every
   // SIGHUP; empty: off. Who may unwrap: local, token or any (docs/daemon.md).
   std::string public_id_keys;              // runtime

@@ -355,6 +355,46 @@ constexpr SettingInfo kSettings[] = {
     {.name = "chrony_socket", .flag = "--chrony-socket", .env = "SNOWID_CHRONY_SOCKET",
      .field = field_of<&Settings::chrony_socket>,
      .description = "chronyd's command socket for chronyc -h; empty: chronyc's default."},
+    // The skew monitor.
+    {.name = "host_name", .flag = "--host-name", .env = "SNOWID_HOST_NAME",
+     .default_text = "",
+     .field = field_of<&Settings::host_name>,
+     .description =
+         "This host's name in its holder values and to the skew monitor; empty: the machine's "
+         "host name. Daemons that share a clock share a name; 1 to 253 bytes without '/'."},
+    {.name = "probe_address", .flag = "--probe-address", .env = "SNOWID_PROBE_ADDRESS",
+     .type = kAddress,
+     .default_text = "off",
+     .field = field_of<&Settings::probe_address>,
+     .description =
+         "host:port at which peers' skew monitors reach this daemon's RESP listener (with "
+         "http_token, if set); off: the tcp listener's own address. Without either, peers "
+         "cannot judge this host's clock."},
+    {.name = "skew_monitor", .flag = "--skew-monitor", .env = "SNOWID_SKEW_MONITOR",
+     .type = kBool,
+     .default_text = "true",
+     .field = field_of<&Settings::skew_monitor>,
+     .description =
+         "Run the clock-skew monitor when etcd is the registry: probe the peers every second, "
+         "fence this host when its clock is beyond skew_fence, vote against peers that are."},
+    {.name = "skew_alert", .flag = "--skew-alert", .env = "SNOWID_SKEW_ALERT",
+     .type = kDuration, .min = 1, .max = 1000,
+     .default_text = "5ms",
+     .field = field_of<&Settings::skew_alert>,
+     .description = "A clock this far from its peers or the reference in 3 bursts running is "
+                    "alerted on."},
+    {.name = "skew_fence", .flag = "--skew-fence", .env = "SNOWID_SKEW_FENCE",
+     .type = kDuration, .min = 4, .max = 60000,
+     .default_text = "50ms",
+     .field = field_of<&Settings::skew_fence>,
+     .description =
+         "A clock surely this far off in 2 of 3 bursts is fenced: at least 4 x skew_alert, at "
+         "most max_clock_skew (the margin the leases rely on)."},
+    {.name = "skew_dry_run", .flag = "--skew-dry-run", .env = "SNOWID_SKEW_DRY_RUN",
+     .type = kBool,
+     .default_text = "false",
+     .field = field_of<&Settings::skew_dry_run>,
+     .description = "Log and count the fences the monitor would make, and make none."},
     // Public ids.
     {.name = "public_id_keys", .flag = "--public-id-keys", .env = "SNOWID_PUBLIC_ID_KEYS",
      .type = kString,

@@ -68,6 +68,13 @@ struct LeasedGeneratorOptions {
   // back with the previous holders' mark, as nothing was issued on it.
   // Default 1 s; more than 0.
   Duration reacquire_every = std::chrono::seconds(1);
+  // Asked before each attempt to acquire a fresh id after a loss (not before
+  // the first one, which create() makes). A non-OK answer counts as a failed
+  // attempt: told as kAcquireFailed with that status, and asked again after
+  // reacquire_every (the delay does not grow for it). The skew monitor holds a host whose clock it
+  // fenced this way, so that it does not churn through fresh ids. Unset: always. Must not call back
+  // into the generator.
+  std::function<Status()> may_acquire;
   // Told about acquisitions, losses and releases, from the thread that saw
   // them. Must not call back into the generator.
   std::function<void(const LeaseEvent& event)> on_event;

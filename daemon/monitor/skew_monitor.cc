@@ -1,0 +1,347 @@
+#include "skew_monitor.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "explanation.h"
+#include "observers.h"
+#include "quorum.h"
+
+namespace snowid::daemon {
+namespace {
+
+// How often the fence records are read (for the cap and the snapshot), in
+// rounds: they change rarely, and every monitor of the region reads them.
+constexpr std::uint64_t kFencesEvery = 5;
+constexpr std::size_t kRecentFences = 10;
+
+const etcd::FleetMember* find_member(const std::vector<etcd::FleetMember>& members,
+                                     const std::string& host) {
+  for (const etcd::FleetMember& m : members) {
+    if (m.host == host) return &m;
+  }
+  return nullptr;
+}
+
+bool contains(const std::vector<std::string>& hosts, const std::string& host) {
+  return std::find(hosts.begin(), hosts.end(), host) != hosts.end();
+}
+
+}  // namespace
+
+SkewMonitor::SkewMonitor(const Clock& clock, etcd::SkewStore& store, SkewHold& hold, Logger& log,
+                         SkewMonitorOptions options)
+    : clock_(clock),
+      store_(store),
+      hold_(hold),
+      log_(log),
+      options_(std::move(options)),
+      observer_(options_.self, clock, options_.settings, options_.period),
+      budget_(clock, options_.settings) {}
+
+SkewMonitor::~SkewMonitor() { stop(); }
+
+void SkewMonitor::start() {
+  if (thread_.joinable()) return;
+  thread_ = std::thread([this] { run(); });
+}
+
+void SkewMonitor::stop() {
+  {
+    internal::MutexLock lock(mu_);
+    stopping_ = true;
+  }
+  cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+void SkewMonitor::run() {
+  for (;;) {
+    // Rounds start a period apart however long one took (a slow peer costs
+    // a burst of timeouts), so that the pause detector sees the true rhythm.
+    const auto next = std::chrono::steady_clock::now() + options_.period;
+    round();
+    internal::MutexLock lock(mu_);
+    while (!stopping_ && cv_.wait_until(mu_, next) != std::cv_status::timeout) {
+    }
+    if (stopping_) return;
+  }
+}
+
+std::shared_ptr<const SkewSnapshot> SkewMonitor::snapshot() const {
+  internal::MutexLock lock(mu_);
+  return snapshot_;
+}
+
+skew::Burst SkewMonitor::probe(const etcd::FleetMember& member) {
+  std::unique_ptr<ClockProbe>& p = probes_[member.address];
+  if (!p) {
+    ClockProbeOptions o = options_.probe;
+    o.rtt_cap = options_.settings.rtt_cap;
+    p = std::make_unique<ClockProbe>(clock_, member.address, o);
+  }
+  skew::Burst b = p->burst();
+  if (b.outcome == skew::BurstOutcome::kEmpty) ++probe_failures_[member.host];
+  return b;
+}
+
+void SkewMonitor::round() {
+  ++rounds_;
+  Result<std::vector<etcd::FleetMember>> got = store_.members();
+  if (!got.is_ok()) {
+    // Nothing is judged without the members: a monitor that cannot reach
+    // etcd cannot fence anyone either, and its votes expire.
+    if (store_error_ != got.status().message()) {
+      store_error_ = got.status().message();
+      log_.warn("skew monitor cannot read the members",
+                {{"code", code_name(got.status().code())}, {"error", store_error_}});
+    }
+    return;
+  }
+  if (!store_error_.empty()) {
+    log_.info("skew monitor reads the members again");
+    store_error_.clear();
+  }
+  const std::vector<etcd::FleetMember> members = std::move(got).value();
+
+  // The monitors of the region: every member with a probe address (snowidd
+  // and monitor-only agents; in-process libraries have none). This host is
+  // one even while held, when it holds no id and so is not a member.
+  std::vector<std::string> watching;
+  for (const etcd::FleetMember& m : members) {
+    if (!m.address.empty()) watching.push_back(m.host);
+  }
+  std::vector<std::string> with_self = watching;
+  if (!contains(with_self, options_.self)) with_self.push_back(options_.self);
+
+  std::set<std::string> observed;
+  std::vector<skew::PeerBurst> bursts;
+  std::set<std::string> addresses;
+  for (const etcd::FleetMember& m : members) {
+    if (m.host == options_.self || m.address.empty()) continue;
+    if (!contains(skew::observers_of(m.host, with_self, options_.settings.max_observers),
+                  options_.self)) {
+      continue;
+    }
+    observed.insert(m.host);
+    addresses.insert(m.address);
+    bursts.push_back({m.host, probe(m)});
+  }
+  for (auto it = probes_.begin(); it != probes_.end();) {
+    it = addresses.count(it->first) != 0 ? std::next(it) : probes_.erase(it);
+  }
+
+  const std::optional<skew::Burst> reference =
+      options_.reference ? options_.reference() : std::nullopt;
+  const skew::ObserverRound r = observer_.round(bursts, reference);
+  for (const skew::Judgement& j : r.judgements) {
+    if (j.outcome.action == skew::Action::kVeto) ++vetoes_total_;
+  }
+  act_on_self(r, find_member(members, options_.self));
+  vote(r, members, observed);
+  fence_peers(members, watching);
+  publish(r, members, watching);
+}
+
+void SkewMonitor::act_on_self(const skew::ObserverRound& r, const etcd::FleetMember* self_member) {
+  const skew::Judgement& self = r.judgements.front();
+  if (self.outcome.action == skew::Action::kFence) {
+    good_rounds_ = 0;
+    if (hold_.held()) return;
+    const skew::FenceGrant grant = budget_.self_fence();
+    const std::string line = skew::to_log_line(skew::explain(
+        self, grant == skew::FenceGrant::kDryRun ? "dry-run" : "self-fence", r.reference));
+    if (grant != skew::FenceGrant::kGranted) {
+      log_.warn("skew dry run", {{"explanation", line}});
+      return;
+    }
+    ++fences_total_;
+    // Held first: from here on no id is issued and no fresh id taken, even
+    // if etcd cannot be told.
+    hold_.hold(line);
+    log_.error("skew self-fence", {{"explanation", line}});
+    if (self_member == nullptr || self_member->workers.empty()) return;
+    const Result<etcd::FenceOutcome> f = store_.fence(*self_member, {}, {}, line);
+    if (!f.is_ok()) {
+      log_.warn("skew self-fence not recorded",
+                {{"code", code_name(f.status().code())}, {"error", f.status().message()}});
+    }
+    return;
+  }
+  if (!hold_.held()) return;
+  if (self.state == skew::State::kOk || self.state == skew::State::kAlert) {
+    if (++good_rounds_ >= options_.release_after) {
+      hold_.release();
+      good_rounds_ = 0;
+      log_.info("skew hold released",
+                {{"rounds_within", options_.release_after},
+                 {"explanation", skew::to_log_line(skew::explain(self, "release", r.reference))}});
+    }
+  } else {
+    good_rounds_ = 0;
+  }
+}
+
+void SkewMonitor::vote(const skew::ObserverRound& r, const std::vector<etcd::FleetMember>& members,
+                       const std::set<std::string>& observed) {
+  const skew::Judgement& me = r.judgements.front();
+  std::set<std::string> still;
+  for (std::size_t i = 1; i < r.judgements.size(); ++i) {
+    const skew::Judgement& j = r.judgements[i];
+    const etcd::FleetMember* m = find_member(members, j.target);
+    if (m == nullptr || observed.count(j.target) == 0) continue;
+    // A held host votes on nobody: its own clock is the one in doubt.
+    const std::optional<skew::VoteRecord> v =
+        hold_.held()
+            ? std::nullopt
+            : skew::vote_against(j, me, r.reference, clock_.wall_now(), m->holder_revision());
+    if (!v) continue;
+    // Cast every round: a vote counts only while fresh (vote_max_age).
+    const Status cast = store_.cast_vote(j.target, *v);
+    if (!cast.is_ok()) {
+      log_.warn(
+          "skew vote not cast",
+          {{"target", j.target}, {"code", code_name(cast.code())}, {"error", cast.message()}});
+      continue;
+    }
+    still.insert(j.target);
+    if (voted_.insert(j.target).second) {
+      log_.warn("skew vote",
+                {{"explanation", skew::to_log_line(skew::explain(j, "vote", r.reference))}});
+    }
+  }
+  for (auto it = voted_.begin(); it != voted_.end();) {
+    if (still.count(*it) != 0) {
+      ++it;
+      continue;
+    }
+    const Status withdrawn = store_.withdraw_vote(*it);
+    log_.info("skew vote withdrawn", {{"target", *it}, {"code", code_name(withdrawn.code())}});
+    // Kept when etcd did not answer: tried again next round (the vote
+    // expires by itself meanwhile).
+    it = withdrawn.is_ok() ? voted_.erase(it) : std::next(it);
+  }
+}
+
+void SkewMonitor::fence_peers(const std::vector<etcd::FleetMember>& members,
+                              const std::vector<std::string>& watching) {
+  // Only targets this host votes against: every voter tries, and the fence
+  // transaction's compares let exactly one of them through.
+  for (const std::string& target : voted_) {
+    const etcd::FleetMember* m = find_member(members, target);
+    if (m == nullptr || m->workers.empty()) continue;
+    const Result<etcd::SkewStore::Votes> votes = store_.votes(target);
+    if (!votes.is_ok()) continue;
+    const std::vector<std::string> observers =
+        skew::observers_of(target, watching, options_.settings.max_observers);
+    const skew::QuorumResult q = skew::count_votes(observers, votes->votes, m->holder_revision(),
+                                                   clock_.wall_now(), options_.settings);
+    if (!q.fence) continue;
+    const skew::FenceGrant grant = budget_.peer_fence(members.size());
+    const std::string line = skew::to_log_line(skew::explain(target, q, grant));
+    if (grant == skew::FenceGrant::kCapped) {
+      if (capped_.insert(target).second) log_.error("skew mass skew", {{"explanation", line}});
+      continue;
+    }
+    if (grant == skew::FenceGrant::kDryRun) {
+      log_.warn("skew dry run", {{"explanation", line}});
+      continue;
+    }
+    std::vector<std::string> counted;
+    for (const skew::CastVote& v : q.counted) counted.push_back(v.voter);
+    const Result<etcd::FenceOutcome> f = store_.fence(*m, votes.value(), counted, line);
+    if (!f.is_ok()) {
+      log_.warn("skew fence failed", {{"target", target},
+                                      {"code", code_name(f.status().code())},
+                                      {"error", f.status().message()}});
+    } else if (f.value() == etcd::FenceOutcome::kFenced) {
+      ++fences_total_;
+      log_.error("skew fence", {{"explanation", line}});
+    }
+  }
+}
+
+void SkewMonitor::note_fences(SkewSnapshot& snap) {
+  if (rounds_ % kFencesEvery == 1 || options_.period >= std::chrono::seconds(5)) {
+    Result<std::vector<etcd::FenceRecord>> got = store_.fences();
+    if (got.is_ok()) {
+      std::vector<etcd::FenceRecord> records = std::move(got).value();
+      for (const etcd::FenceRecord& f : records) {
+        if (newest_fence_seen_ && f.at <= *newest_fence_seen_) continue;
+        // A peer fence by another monitor counts against the cap here too.
+        if (f.fencer != options_.self && !f.votes.empty()) budget_.note_fence(f.at);
+      }
+      if (!records.empty()) newest_fence_seen_ = records.front().at;
+      if (records.size() > kRecentFences) records.resize(kRecentFences);
+      recent_fences_.clear();
+      for (etcd::FenceRecord& f : records) {
+        SkewFenceView v{.target = std::move(f.target),
+                        .fencer = std::move(f.fencer),
+                        .at = f.at,
+                        .workers = std::move(f.workers),
+                        .reason = std::move(f.reason)};
+        for (const skew::CastVote& c : f.votes) v.voters.push_back(c.voter);
+        recent_fences_.push_back(std::move(v));
+      }
+    }
+  }
+  snap.fences = recent_fences_;
+}
+
+void SkewMonitor::publish(const skew::ObserverRound& r,
+                          const std::vector<etcd::FleetMember>& members,
+                          const std::vector<std::string>& watching) {
+  auto snap = std::make_shared<SkewSnapshot>();
+  snap->at = clock_.wall_now();
+  snap->self = options_.self;
+  snap->region = options_.region;
+  snap->self_state = r.judgements.front().state;
+  snap->held = hold_.held();
+  snap->hold_reason = hold_.reason();
+  snap->dry_run = options_.settings.dry_run;
+  snap->monitor_only = options_.monitor_only;
+  snap->reference = r.reference;
+  snap->reference_server = options_.reference_server;
+  std::set<std::string> listed;
+  for (const skew::Judgement& j : r.judgements) {
+    SkewPeerView v;
+    v.host = j.target;
+    v.self = j.self;
+    v.offset = j.offset;
+    if (!j.self && j.offset) v.rtt = j.delay;
+    v.deviation = j.peer_deviation;
+    v.state = j.state;
+    if (const etcd::FleetMember* m = find_member(members, j.target)) {
+      v.address = m->address;
+      v.agent = m->agent;
+      for (const etcd::HeldWorker& w : m->workers) v.workers.push_back(w.worker);
+    }
+    v.observers = skew::observers_of(j.target, watching, options_.settings.max_observers).size();
+    if (voted_.count(j.target) != 0) v.votes_against.push_back(options_.self);
+    v.probe_failures = probe_failures_[j.target];
+    listed.insert(j.target);
+    snap->peers.push_back(std::move(v));
+  }
+  // Members this host does not observe (or cannot probe) are listed, unmeasured.
+  for (const etcd::FleetMember& m : members) {
+    if (listed.count(m.host) != 0) continue;
+    SkewPeerView v;
+    v.host = m.host;
+    v.address = m.address;
+    v.agent = m.agent;
+    for (const etcd::HeldWorker& w : m.workers) v.workers.push_back(w.worker);
+    v.observers = skew::observers_of(m.host, watching, options_.settings.max_observers).size();
+    snap->peers.push_back(std::move(v));
+  }
+  std::sort(snap->peers.begin(), snap->peers.end(),
+            [](const SkewPeerView& a, const SkewPeerView& b) { return a.host < b.host; });
+  note_fences(*snap);
+  snap->fences_total = fences_total_;
+  snap->vetoes_total = vetoes_total_;
+  snap->would_fence_total = budget_.would_be_fences();
+  snap->mass_skew_total = budget_.mass_skew_alarms();
+  internal::MutexLock lock(mu_);
+  snapshot_ = std::move(snap);
+}
+
+}  // namespace snowid::daemon
