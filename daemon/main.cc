@@ -340,6 +340,7 @@ int run(int argc, char** argv) {
                                {"error", "skew monitor: " + skew_monitor.status().message()}});
     return skew_monitor.status().code() == Code::kInvalidArgument ? kExitUsage : kExitFailure;
   }
+  if (skew_monitor.value()) service.set_skew_source(&skew_monitor.value()->source());
 
   server->serve(service, handler, &sequence_service, public_id_port(public_ids));
   log.info("ready", {{"region", worker.region}, {"host", worker.host}});

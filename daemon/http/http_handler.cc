@@ -6,11 +6,13 @@
 #include <utility>
 
 #include "ascii.h"
+#include "fleet_page.h"
 #include "http_commands.h"
 #include "http_responses.h"
 #include "json_text.h"
 #include "secret.h"
 #include "sequence_service.h"
+#include "skew_json.h"
 #include "snowid/lease_keeper.h"
 #include "snowid/status.h"
 
@@ -86,7 +88,7 @@ bool decode_component(std::string_view in, bool query, std::string& out) {
 // ------------------------------------------------------------------ probes
 
 // The routes served over HTTP only: GET and HEAD, no parameters.
-enum class Probe { kHealthz, kReadyz, kMetrics, kNone };
+enum class Probe { kHealthz, kReadyz, kMetrics, kSkew, kFleet, kNone };
 
 // Trailing slashes are not forgiven: "/healthz/" is 404. One spelling per
 // resource.
@@ -94,6 +96,8 @@ Probe probe_of(std::string_view path) {
   if (path == "/healthz") return Probe::kHealthz;
   if (path == "/readyz") return Probe::kReadyz;
   if (path == "/metrics") return Probe::kMetrics;
+  if (path == "/v1/skew") return Probe::kSkew;
+  if (path == "/fleet") return Probe::kFleet;
   return Probe::kNone;
 }
 
@@ -142,6 +146,35 @@ HttpResponse metrics_response(const std::function<std::string()>& metrics) {
   return r;
 }
 
+// GET /v1/skew[?history=1]: the skew monitor's last round; 404 when it is
+// off, 503 before its first round.
+HttpResponse skew_view(IdService& ids, bool history) {
+  const std::shared_ptr<const SkewSnapshot> skew = ids.skew_snapshot();
+  if (!ids.skew_monitor_on()) {
+    return error_response(404, "NOT_FOUND",
+                          "the skew monitor is off: it runs when etcd is the registry and "
+                          "skew_monitor is true");
+  }
+  if (skew == nullptr) {
+    return error_response(503, "UNAVAILABLE", "the skew monitor has not finished a round yet");
+  }
+  HttpResponse r = json_response(200, skew_json(*skew, history));
+  r.headers.emplace_back("Cache-Control", "no-store");
+  return r;
+}
+
+HttpResponse fleet_page() {
+  HttpResponse r;
+  r.status = 200;
+  r.content_type = "text/html; charset=utf-8";
+  r.body = std::string(kFleetPage);
+  r.headers.emplace_back("Cache-Control", "no-store");
+  r.headers.emplace_back("Content-Security-Policy",
+                         "default-src 'none'; script-src 'unsafe-inline'; "
+                         "style-src 'unsafe-inline'; connect-src 'self'");
+  return r;
+}
+
 // The checks a probe shares with every route, then its answer.
 HttpResponse answer_probe(Probe probe, const HttpRequest& request, const ParsedTarget& target,
                           IdService& ids, const std::function<std::string()>& metrics) {
@@ -149,8 +182,16 @@ HttpResponse answer_probe(Probe probe, const HttpRequest& request, const ParsedT
     return method_not_allowed(request.method, "GET, HEAD");
   }
   if (request.has_body) return bad_request("this request takes no body; send it without one");
-  if (!target.query.empty()) {
-    return bad_request("unknown query parameter \"" + echo(target.query.front().first) + "\"");
+  bool history = false;
+  for (const auto& [name, value] : target.query) {
+    if (probe == Probe::kSkew && name == "history" && (value == "1" || value == "0")) {
+      history = value == "1";
+      continue;
+    }
+    if (probe == Probe::kSkew && name == "history") {
+      return bad_request("history must be 0 or 1, not \"" + echo(value) + "\"");
+    }
+    return bad_request("unknown query parameter \"" + echo(name) + "\"");
   }
   switch (probe) {
     case Probe::kHealthz:
@@ -159,6 +200,10 @@ HttpResponse answer_probe(Probe probe, const HttpRequest& request, const ParsedT
       return readyz(ids);
     case Probe::kMetrics:
       return metrics_response(metrics);
+    case Probe::kSkew:
+      return skew_view(ids, history);
+    case Probe::kFleet:
+      return fleet_page();
     case Probe::kNone:
       break;
   }
@@ -260,7 +305,9 @@ HttpResponse HttpHandler::answer(const HttpRequest& request,
   const RouteMatch match = probe == Probe::kNone ? match_command_route(target->path) : RouteMatch{};
   // The probes stay open; everything else, unknown paths included (so that
   // routes cannot be probed without the secret), needs the token.
-  const bool open = probe == Probe::kHealthz || probe == Probe::kReadyz;
+  // The fleet page holds no data: it asks /v1/skew, with the token the
+  // operator types into it.
+  const bool open = probe == Probe::kHealthz || probe == Probe::kReadyz || probe == Probe::kFleet;
   const bool token = !token_.empty() && bearer_matches(request.authorization, token_);
   if (!token_.empty() && !open && !token) {
     HttpResponse r =

@@ -322,7 +322,18 @@ void SkewMonitor::publish(const skew::ObserverRound& r,
     listed.insert(j.target);
     snap->peers.push_back(std::move(v));
   }
-  // Members this host does not observe (or cannot probe) are listed, unmeasured.
+  // Members this host does not observe (or cannot probe) are listed,
+  // unmeasured; so are fenced hosts that hold no id now.
+  note_fences(*snap);
+  for (const SkewFenceView& f : recent_fences_) {
+    if (listed.count(f.target) != 0 || find_member(members, f.target) != nullptr) continue;
+    if (snap->at - f.at > options_.settings.fence_window) continue;
+    SkewPeerView v;
+    v.host = f.target;
+    v.state = skew::State::kFenced;
+    listed.insert(f.target);
+    snap->peers.push_back(std::move(v));
+  }
   for (const etcd::FleetMember& m : members) {
     if (listed.count(m.host) != 0) continue;
     SkewPeerView v;
@@ -333,9 +344,16 @@ void SkewMonitor::publish(const skew::ObserverRound& r,
     v.observers = skew::observers_of(m.host, watching, options_.settings.max_observers).size();
     snap->peers.push_back(std::move(v));
   }
+  SkewSample sample{.at = snap->at, .offsets = {}};
+  for (const SkewPeerView& v : snap->peers) {
+    if (v.offset) sample.offsets.emplace_back(v.host, v.offset->value);
+  }
+  history_.push_back(std::move(sample));
+  while (!history_.empty() && snap->at - history_.front().at > kSkewHistory) history_.pop_front();
+  snap->history.assign(history_.begin(), history_.end());
+  snap->rounds = rounds_;
   std::sort(snap->peers.begin(), snap->peers.end(),
             [](const SkewPeerView& a, const SkewPeerView& b) { return a.host < b.host; });
-  note_fences(*snap);
   snap->fences_total = fences_total_;
   snap->vetoes_total = vetoes_total_;
   snap->would_fence_total = budget_.would_be_fences();

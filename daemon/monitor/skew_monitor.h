@@ -18,6 +18,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
@@ -106,6 +107,7 @@ class SkewMonitor final : public SkewSnapshotSource {
   std::uint64_t vetoes_total_ = 0;
   std::optional<WallTime> newest_fence_seen_;
   std::vector<SkewFenceView> recent_fences_;
+  std::deque<SkewSample> history_;
   std::string store_error_;
 
   mutable internal::Mutex mu_;

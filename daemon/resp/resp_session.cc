@@ -77,7 +77,8 @@ constexpr unsigned kStats = 1U << 5;
 constexpr unsigned kSequences = 1U << 6;
 constexpr unsigned kClock = 1U << 7;
 constexpr unsigned kPublicIds = 1U << 8;
-constexpr unsigned kAllSections = (1U << 9) - 1;
+constexpr unsigned kSkew = 1U << 9;
+constexpr unsigned kAllSections = (1U << 10) - 1;
 
 unsigned section_of(std::string_view name) noexcept {
   if (same_word(name, "server")) return kServer;
@@ -89,6 +90,7 @@ unsigned section_of(std::string_view name) noexcept {
   if (same_word(name, "sequences")) return kSequences;
   if (same_word(name, "clock")) return kClock;
   if (same_word(name, "publicids")) return kPublicIds;
+  if (same_word(name, "skew")) return kSkew;
   if (same_word(name, "all") || same_word(name, "everything") || same_word(name, "default"))
     return kAllSections;
   return 0;
@@ -188,6 +190,42 @@ void info_clock(InfoText& info, const IdService& ids, const ClockReadingsSnapsho
   }
 }
 
+// The Skew section: the monitor's view of this host and, one line each, of
+// the hosts of its region (offset from this host, as the monitor holds it).
+void info_skew(InfoText& info, const SkewSnapshot* k) {
+  info.section("Skew");
+  info.line("skew_monitor", k != nullptr ? "on" : "off");
+  if (k == nullptr) return;
+  info.line("skew_host", k->self);
+  info.line("skew_state", skew::state_name(k->self_state));
+  info.number("skew_held", k->held ? 1 : 0);
+  if (k->held) info.line("skew_hold_reason", k->hold_reason);
+  info.number("skew_dry_run", k->dry_run ? 1 : 0);
+  if (k->reference) {
+    info.line("skew_reference_ms",
+              signed_millis(k->reference->value) + "+-" + signed_millis(k->reference->uncertainty));
+  }
+  info.number("skew_rounds", k->rounds);
+  info.number("skew_fences", k->fences_total);
+  info.number("skew_vetoes", k->vetoes_total);
+  info.number("skew_would_fence", k->would_fence_total);
+  info.number("skew_mass_skew", k->mass_skew_total);
+  info.number("skew_hosts", k->peers.size());
+  for (std::size_t i = 0; i < k->peers.size(); ++i) {
+    const SkewPeerView& p = k->peers[i];
+    std::string v = "host=" + p.host + ",state=" + std::string(skew::state_name(p.state));
+    if (p.self) v += ",self=1";
+    if (p.offset) {
+      v += ",offset_ms=" + signed_millis(p.offset->value) +
+           ",uncertainty_ms=" + signed_millis(p.offset->uncertainty);
+    }
+    if (p.rtt) v += ",rtt_ms=" + signed_millis(*p.rtt);
+    v += ",observers=" + std::to_string(p.observers);
+    if (!p.votes_against.empty()) v += ",voted_against=1";
+    info.line("skew_host" + std::to_string(i), v);
+  }
+}
+
 // The Sequences section: the ticket table and the counters summed over the
 // sequences this daemon serves.
 void info_sequences(InfoText& info, const SequenceService* sequences) {
@@ -265,6 +303,7 @@ std::string info_text(IdService& ids, const SequenceService* sequences, unsigned
   }
   if (sections & kSequences) info_sequences(info, sequences);
   if (sections & kClock) info_clock(info, ids, s.clock);
+  if (sections & kSkew) info_skew(info, s.skew.get());
   if (sections & kPublicIds) {
     info.section("PublicIds");
     info.stats("PublicIds", s);

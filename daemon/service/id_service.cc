@@ -207,6 +207,7 @@ ServiceSnapshot IdService::snapshot() const {
   s.started = started_;
   s.now = clock_.wall_now();
   s.clock = clock_readings_.snapshot();
+  s.skew = skew_snapshot();
   // Monotonic: a wall clock stepped back must not look like a restart.
   s.uptime = clock_.mono_now() - started_mono_;
   s.lease_losses = lease_losses_.load(std::memory_order_relaxed);

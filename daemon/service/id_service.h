@@ -10,6 +10,7 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -18,6 +19,7 @@
 #include "host_bound.h"
 #include "refusals.h"
 #include "skew_hold.h"
+#include "skew_snapshot.h"
 #include "snowid/layout.h"
 #include "snowid/leased_generator.h"
 #include "snowid/status.h"
@@ -95,6 +97,8 @@ struct ServiceSnapshot {
   std::uint64_t lease_losses = 0;      // leases lost while running (count_lease_loss)
   ClockReadingsSnapshot clock;         // the clock reference's last readings
   PublicIdKeyringStats public_ids;
+  // The skew monitor's last round; null when it is off or has not run yet.
+  std::shared_ptr<const SkewSnapshot> skew;
 };
 
 class IdService {
@@ -155,6 +159,14 @@ class IdService {
   // and the service is not ready. Set before the service is shared between
   // threads; must outlive it. Unset: never held.
   void set_skew_hold(const SkewHold* hold) noexcept { hold_ = hold; }
+  // Where snapshot() reads the skew monitor's view (INFO skew, /metrics,
+  // /v1/skew). Set before sharing; must outlive the service. Unset: off.
+  void set_skew_source(const SkewSnapshotSource* source) noexcept { skew_source_ = source; }
+  bool skew_monitor_on() const noexcept { return skew_source_ != nullptr; }
+  // The monitor's last round; null when off or before its first round.
+  std::shared_ptr<const SkewSnapshot> skew_snapshot() const {
+    return skew_source_ != nullptr ? skew_source_->snapshot() : nullptr;
+  }
 
   // Stops issuing (every later call: kFailedPrecondition, SHUTTING_DOWN),
   // then closes the generator: records the fence, releases the lease.
@@ -177,6 +189,7 @@ class IdService {
   ClockReadings clock_readings_;
   std::function<PublicIdKeyringStats()> public_id_stats_;
   const SkewHold* hold_ = nullptr;
+  const SkewSnapshotSource* skew_source_ = nullptr;
 
   // Counters, one cache line per slot; a thread uses the slot of its index
   // modulo kSlots, so two event-loop threads do not share a line.

@@ -242,6 +242,74 @@ void render_clock(Exposition& e, const ClockReadingsSnapshot& c) {
   }
 }
 
+// The skew monitor's view (docs/skew.md, "Metrics"): this host's state and
+// hold, and per host it observes its offset, uncertainty, round trip and
+// state. Nothing when the monitor is off.
+void render_skew(Exposition& e, const SkewSnapshot* skew) {
+  if (skew == nullptr) return;
+  e.family("snowid_skew_state", "gauge",
+           "This host's clock state as its own monitor judges it: 1 for the current state.");
+  for (const skew::State st : {skew::State::kOk, skew::State::kAlert, skew::State::kSuspect,
+                               skew::State::kFenced, skew::State::kUnmeasurable}) {
+    e.sample("snowid_skew_state", {{"state", skew::state_name(st)}},
+             boolean(skew->self_state == st));
+  }
+  e.single("snowid_skew_held", "gauge",
+           "1 while the monitor holds this host after fencing its clock: no ids are issued and "
+           "no fresh worker id is taken.",
+           boolean(skew->held));
+  e.family("snowid_skew_peer_offset_seconds", "gauge",
+           "A peer's clock minus this host's, the held estimate of its bursts.");
+  for (const SkewPeerView& p : skew->peers) {
+    if (p.offset && !p.self) {
+      e.sample("snowid_skew_peer_offset_seconds", {{"peer", p.host}}, seconds(p.offset->value));
+    }
+  }
+  e.family("snowid_skew_peer_uncertainty_seconds", "gauge",
+           "How far the true offset may be from the estimate: half the round trip, the clocks' "
+           "resolution and 50 ppm of the estimate's age.");
+  for (const SkewPeerView& p : skew->peers) {
+    if (p.offset && !p.self) {
+      e.sample("snowid_skew_peer_uncertainty_seconds", {{"peer", p.host}},
+               seconds(p.offset->uncertainty));
+    }
+  }
+  e.family("snowid_skew_peer_rtt_seconds", "gauge",
+           "The round trip of the probe the estimate comes from, less the peer's own time.");
+  for (const SkewPeerView& p : skew->peers) {
+    if (p.rtt) e.sample("snowid_skew_peer_rtt_seconds", {{"peer", p.host}}, seconds(*p.rtt));
+  }
+  e.family("snowid_skew_peer_state", "gauge",
+           "A peer's clock state as this host judges it: 1 for the current state.");
+  for (const SkewPeerView& p : skew->peers) {
+    if (!p.self) {
+      e.sample("snowid_skew_peer_state", {{"peer", p.host}, {"state", skew::state_name(p.state)}},
+               "1");
+    }
+  }
+  e.family("snowid_skew_peer_probe_failures_total", "counter",
+           "Bursts of probes to a peer that no answer came back from.");
+  for (const SkewPeerView& p : skew->peers) {
+    if (!p.self) {
+      e.sample("snowid_skew_peer_probe_failures_total", {{"peer", p.host}},
+               number(p.probe_failures));
+    }
+  }
+  e.single("snowid_skew_fences_total", "counter",
+           "Fences this monitor made: itself, or a peer on a majority of votes.",
+           number(skew->fences_total));
+  e.single("snowid_skew_vetoes_total", "counter",
+           "Judgements where peer and reference evidence disagreed, so nothing was fenced.",
+           number(skew->vetoes_total));
+  e.single("snowid_skew_would_fence_total", "counter",
+           "Fences the dry run counted and did not make.", number(skew->would_fence_total));
+  e.single("snowid_skew_mass_skew_total", "counter",
+           "Peer fences refused by the blast-radius cap (the mass-skew alarm).",
+           number(skew->mass_skew_total));
+  e.single("snowid_skew_rounds_total", "counter", "Rounds the monitor has run.",
+           number(skew->rounds));
+}
+
 // The rows of stats.h, a family's HELP and TYPE before its first row.
 void render_stats(Exposition& e, const ServiceSnapshot& service) {
   std::string_view family;
@@ -308,6 +376,7 @@ std::string render_metrics(const ServiceSnapshot& service, const ServerCounters&
            number(c.refusals_by_code[static_cast<std::size_t>(Code::kClockMovedBack)]));
 
   render_clock(e, service.clock);
+  render_skew(e, service.skew.get());
 
   e.family("snowid_lease_state", "gauge", "The worker-id lease's state: 1 for the current one.");
   for (LeaseState s : kLeaseStates) {

@@ -8,6 +8,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "measurement.h"
@@ -16,6 +17,9 @@
 #include "state.h"
 
 namespace snowid::daemon {
+
+// How far back the snapshot's history reaches.
+inline constexpr Duration kSkewHistory = std::chrono::minutes(5);
 
 // One host as this monitor sees it. Offsets are the host's clock minus this
 // monitor's (positive: the host is ahead).
@@ -45,6 +49,12 @@ struct SkewFenceView {
   std::string reason;
 };
 
+// One round's held offsets, for the chart of the last minutes.
+struct SkewSample {
+  WallTime at{};
+  std::vector<std::pair<std::string, Duration>> offsets;  // measured hosts only
+};
+
 struct SkewSnapshot {
   WallTime at{};  // on this host's clock
   std::string self;
@@ -64,6 +74,8 @@ struct SkewSnapshot {
   std::uint64_t vetoes_total = 0;
   std::uint64_t would_fence_total = 0;  // dry run
   std::uint64_t mass_skew_total = 0;    // peer fences refused by the blast-radius cap
+  std::uint64_t rounds = 0;
+  std::vector<SkewSample> history;  // the last kSkewHistory, oldest first
 };
 
 // Implemented by the monitor; thread-safe.

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
@@ -71,10 +72,12 @@ struct Member {
   }
   // The decision lines of its monitor so far.
   std::vector<json> decisions() const {
+    static const std::set<std::string> kDecisions = {
+        "skew self-fence", "skew fence",     "skew vote",         "skew vote withdrawn",
+        "skew dry run",    "skew mass skew", "skew hold released"};
     std::vector<json> out;
     for (const json& line : proc->lines()) {
-      const std::string msg = line.value("msg", "");
-      if (msg.starts_with("skew ") && msg != "skew monitor") out.push_back(line);
+      if (kDecisions.count(line.value("msg", "")) != 0) out.push_back(line);
     }
     return out;
   }
@@ -298,6 +301,106 @@ TEST_F(SkewMonitorTest, AHostWithoutItsOwnMonitorIsFencedByAMajorityOfItsObserve
       "[ measured ] one host of 3 without its own monitor, -300 ms: fenced by %s on "
       "the votes of h1 and h2 %.2f s after the step\n",
       fencer->name.c_str(), to_fence_s);
+}
+
+// What operators read from a good host while a bad one is fenced: /v1/skew
+// with every host, its offset and state, and the fence with its reason;
+// INFO skew; the per-peer series of /metrics; and the /fleet page itself.
+TEST_F(SkewMonitorTest, OperatorsSeeEveryHostTheOffsetsAndTheFence) {
+  start_fleet({"h1", "h2", "h3"}, {"+0", "+0", "+0"});
+  if (HasFatalFailure()) return;
+  member("h3").set_offset("+0.3");
+  ASSERT_TRUE(member("h3").proc->wait_for(
+      [](const json& l) { return l.value("msg", "") == "skew self-fence"; }, seconds(30)));
+  Member& good = member("h1");
+  std::optional<HttpConn> http = HttpConn::connect(good.proc->http_port());
+  ASSERT_TRUE(http);
+  json doc;
+  // The fence records are read every fifth round.
+  for (int i = 0; i < 100; ++i) {
+    const std::optional<HttpReply> r = http->get("/v1/skew?history=1");
+    ASSERT_TRUE(r);
+    ASSERT_EQ(r->status, 200) << r->body;
+    EXPECT_EQ(r->header("content-type").rfind("application/json", 0), 0u);
+    doc = json::parse(r->body, nullptr, false);
+    ASSERT_FALSE(doc.is_discarded()) << r->body;
+    if (!doc["fences"].empty()) break;
+    std::this_thread::sleep_for(milliseconds(200));
+  }
+  EXPECT_EQ(doc.value("self", ""), "h1");
+  EXPECT_EQ(doc.value("state", ""), "ok");
+  EXPECT_FALSE(doc.value("held", true));
+  EXPECT_TRUE(doc["at_ns"].is_string()) << "instants are strings of nanoseconds";
+  std::set<std::string> hosts;
+  for (const json& h : doc["hosts"]) {
+    hosts.insert(h.value("host", ""));
+    if (h.value("host", "") == "h2") {
+      ASSERT_TRUE(h["offset_ns"].is_number()) << h.dump();
+      EXPECT_LT(std::abs(h["offset_ns"].get<std::int64_t>()), 5'000'000) << h.dump();
+      EXPECT_EQ(h.value("state", ""), "ok") << h.dump();
+      EXPECT_FALSE(h["workers"].empty()) << h.dump();
+    }
+  }
+  EXPECT_TRUE(hosts.count("h1") && hosts.count("h2")) << doc["hosts"].dump();
+  ASSERT_FALSE(doc["fences"].empty()) << doc.dump();
+  const json& f = doc["fences"][0];
+  EXPECT_EQ(f.value("target", ""), "h3");
+  EXPECT_NE(f.value("reason", "").find("target=h3"), std::string::npos) << f.dump();
+  ASSERT_TRUE(doc["history"].is_array());
+  EXPECT_GE(doc["history"].size(), 3u);
+  bool h3_charted = false;
+  for (const json& point : doc["history"]) h3_charted |= point["offsets_ns"].contains("h3");
+  EXPECT_TRUE(h3_charted) << "h3's offset before its fence is in the history";
+
+  const std::optional<HttpReply> bad_query = http->get("/v1/skew?history=yes");
+  ASSERT_TRUE(bad_query);
+  EXPECT_EQ(bad_query->status, 400) << bad_query->body;
+
+  const std::optional<HttpReply> metrics = http->get("/metrics");
+  ASSERT_TRUE(metrics);
+  EXPECT_NE(metrics->body.find("snowid_skew_peer_offset_seconds{peer=\"h2\"}"), std::string::npos);
+  EXPECT_NE(metrics->body.find("snowid_skew_state{state=\"ok\"} 1"), std::string::npos);
+  EXPECT_NE(metrics->body.find("snowid_skew_held 0"), std::string::npos);
+
+  std::optional<RespConn> resp = RespConn::connect_unix(good.dir.socket());
+  ASSERT_TRUE(resp);
+  const auto info = resp->command({"INFO", "skew"});
+  ASSERT_TRUE(info);
+  EXPECT_NE(info->str.find("skew_monitor:on"), std::string::npos) << info->str;
+  EXPECT_NE(info->str.find("skew_state:ok"), std::string::npos) << info->str;
+  EXPECT_NE(info->str.find("host=h2,state=ok"), std::string::npos) << info->str;
+
+  const std::optional<HttpReply> page = http->get("/fleet");
+  ASSERT_TRUE(page);
+  EXPECT_EQ(page->status, 200);
+  EXPECT_EQ(page->header("content-type"), "text/html; charset=utf-8");
+  EXPECT_NE(page->body.find("/v1/skew?history=1"), std::string::npos);
+
+  // The bad host, held, says so.
+  std::optional<HttpConn> held = HttpConn::connect(member("h3").proc->http_port());
+  ASSERT_TRUE(held);
+  const std::optional<HttpReply> view = held->get("/v1/skew");
+  ASSERT_TRUE(view);
+  const json mine = json::parse(view->body, nullptr, false);
+  EXPECT_TRUE(mine.value("held", false)) << view->body;
+  EXPECT_NE(mine.value("hold_reason", "").find("self-fence"), std::string::npos) << view->body;
+}
+
+// A daemon on the file registry runs no monitor: /v1/skew says so.
+TEST_F(SkewMonitorTest, WithoutEtcdThereIsNoMonitorAndTheViewSaysWhy) {
+  DaemonDir dir;
+  auto d = dir.start_ready();
+  std::optional<HttpConn> http = HttpConn::connect(d->http_port());
+  ASSERT_TRUE(http);
+  const std::optional<HttpReply> r = http->get("/v1/skew");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 404) << r->body;
+  EXPECT_NE(r->body.find("skew monitor is off"), std::string::npos) << r->body;
+  std::optional<RespConn> resp = RespConn::connect_unix(dir.socket());
+  ASSERT_TRUE(resp);
+  const auto info = resp->command({"INFO", "skew"});
+  ASSERT_TRUE(info);
+  EXPECT_NE(info->str.find("skew_monitor:off"), std::string::npos) << info->str;
 }
 
 // Every clock good: through 8 rounds nobody is fenced, votes against, or held.
