@@ -1,6 +1,7 @@
 #include "skew_monitor.h"
 
 #include <algorithm>
+#include <atomic>
 #include <utility>
 
 #include "explanation.h"
@@ -14,6 +15,8 @@ namespace {
 // rounds: they change rarely, and every monitor of the region reads them.
 constexpr std::uint64_t kFencesEvery = 5;
 constexpr std::size_t kRecentFences = 10;
+// Bursts in flight at once (see probe_all).
+constexpr std::size_t kProbeThreads = 16;
 
 const etcd::FleetMember* find_member(const std::vector<etcd::FleetMember>& members,
                                      const std::string& host) {
@@ -73,16 +76,39 @@ std::shared_ptr<const SkewSnapshot> SkewMonitor::snapshot() const {
   return snapshot_;
 }
 
-skew::Burst SkewMonitor::probe(const etcd::FleetMember& member) {
-  std::unique_ptr<ClockProbe>& p = probes_[member.address];
-  if (!p) {
-    ClockProbeOptions o = options_.probe;
-    o.rtt_cap = options_.settings.rtt_cap;
-    p = std::make_unique<ClockProbe>(clock_, member.address, o);
+std::vector<skew::PeerBurst> SkewMonitor::probe_all(
+    const std::vector<const etcd::FleetMember*>& targets) {
+  std::vector<ClockProbe*> probes;
+  for (const etcd::FleetMember* m : targets) {
+    std::unique_ptr<ClockProbe>& p = probes_[m->address];
+    if (!p) {
+      ClockProbeOptions o = options_.probe;
+      o.rtt_cap = options_.settings.rtt_cap;
+      p = std::make_unique<ClockProbe>(clock_, m->address, o);
+    }
+    probes.push_back(p.get());
   }
-  skew::Burst b = p->burst();
-  if (b.outcome == skew::BurstOutcome::kEmpty) ++probe_failures_[member.host];
-  return b;
+  // A burst is about 40 ms of spaced probes, mostly waiting: a region's
+  // worth of peers in turn would not fit in a round, so up to
+  // kProbeThreads bursts run at once, each probe used by one thread.
+  std::vector<skew::Burst> got(targets.size());
+  std::atomic<std::size_t> next{0};
+  auto work = [&] {
+    for (std::size_t i = next.fetch_add(1); i < probes.size(); i = next.fetch_add(1)) {
+      got[i] = probes[i]->burst();
+    }
+  };
+  const std::size_t threads = std::min(kProbeThreads, probes.size());
+  std::vector<std::thread> pool;
+  for (std::size_t t = 1; t < threads; ++t) pool.emplace_back(work);
+  work();
+  for (std::thread& t : pool) t.join();
+  std::vector<skew::PeerBurst> out;
+  for (std::size_t i = 0; i < targets.size(); ++i) {
+    if (got[i].outcome == skew::BurstOutcome::kEmpty) ++probe_failures_[targets[i]->host];
+    out.push_back({targets[i]->host, got[i]});
+  }
+  return out;
 }
 
 void SkewMonitor::round() {
@@ -114,22 +140,25 @@ void SkewMonitor::round() {
   std::vector<std::string> with_self = watching;
   if (!contains(with_self, options_.self)) with_self.push_back(options_.self);
 
+  // Every in-region peer is measured (docs/skew.md, "Observers"): the
+  // observers limit who votes on a host, not what a monitor measures, or a
+  // wrong minority could be a majority of the subset a good host sees.
   std::set<std::string> observed;
-  std::vector<skew::PeerBurst> bursts;
+  std::vector<const etcd::FleetMember*> targets;
   std::set<std::string> addresses;
   for (const etcd::FleetMember& m : members) {
     if (m.host == options_.self || m.address.empty()) continue;
-    if (!contains(skew::observers_of(m.host, with_self, options_.settings.max_observers),
-                  options_.self)) {
-      continue;
+    if (contains(skew::observers_of(m.host, with_self, options_.settings.max_observers),
+                 options_.self)) {
+      observed.insert(m.host);
     }
-    observed.insert(m.host);
     addresses.insert(m.address);
-    bursts.push_back({m.host, probe(m)});
+    targets.push_back(&m);
   }
   for (auto it = probes_.begin(); it != probes_.end();) {
     it = addresses.count(it->first) != 0 ? std::next(it) : probes_.erase(it);
   }
+  const std::vector<skew::PeerBurst> bursts = probe_all(targets);
 
   const std::optional<skew::Burst> reference =
       options_.reference ? options_.reference() : std::nullopt;

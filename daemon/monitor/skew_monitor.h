@@ -13,8 +13,9 @@
 // Every decision is logged as one explanation line; every round leaves a
 // snapshot for INFO, /v1/skew and /metrics.
 //
-// A host probes only the targets it observes (skew::observers_of), so the
-// cost per host stays O(max_observers) whatever the region's size.
+// A host probes every peer of its region that has a probe address (the
+// self-check needs the whole region), up to 16 bursts at once, and votes
+// only on the targets it observes (skew::observers_of).
 #pragma once
 
 #include <cstdint>
@@ -78,7 +79,8 @@ class SkewMonitor final : public SkewSnapshotSource {
 
  private:
   void run();
-  skew::Burst probe(const etcd::FleetMember& member);
+  // One burst to each target, several at once; in the targets' order.
+  std::vector<skew::PeerBurst> probe_all(const std::vector<const etcd::FleetMember*>& targets);
   void act_on_self(const skew::ObserverRound& r, const etcd::FleetMember* self_member);
   void vote(const skew::ObserverRound& r, const std::vector<etcd::FleetMember>& members,
             const std::set<std::string>& observed);
