@@ -8,8 +8,11 @@
 - the Grafana dashboard is well formed: unique panel ids, panels that do not
   overlap, a query on every target, every query on the datasource variable;
 - a snowidd started on its embedded defaults (fresh state directory, HTTP on
-  a kernel-chosen port) is scraped, promtool lints the exposition, and every
-  metric that a rule or a panel names must be one it exports.
+  a kernel-chosen port) is scraped, and so is one with etcd as the registry
+  (a one-member etcd from $SNOWID_ETCD_BIN, else `etcd` on PATH), whose skew
+  monitor exports the snowid_skew_* series that the other does not; promtool
+  lints both expositions, and every metric that a rule or a panel names must
+  be one of them exports.
 
 Exits 0 when all of that holds, 1 with the reasons otherwise.
 """
@@ -18,12 +21,15 @@ import argparse
 import json
 import os
 import re
+import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
 import time
 import urllib.request
+import uuid
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 RULES = os.path.join(HERE, "prometheus", "snowid-alerts.yml")
@@ -110,14 +116,91 @@ def referenced(exprs):
     return names
 
 
-def scrape(snowidd):
+def free_ports(n):
+    socks = []
+    try:
+        for _ in range(n):
+            s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            s.bind(("127.0.0.1", 0))
+            socks.append(s)
+        return [s.getsockname()[1] for s in socks]
+    finally:
+        for s in socks:
+            s.close()
+
+
+def stop(proc, timeout=30):
+    """SIGTERM, SIGKILL after `timeout` seconds: the exit status."""
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGTERM)
+    try:
+        return proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        return proc.wait()
+
+
+def start_etcd(etcd, tmp):
+    """A one-member etcd on free loopback ports: (process, client URL), or None."""
+    log_path = os.path.join(tmp, "etcd.log")
+    for attempt in range(3):
+        client, peer = free_ports(2)
+        url = f"http://127.0.0.1:{client}"
+        peer_url = f"http://127.0.0.1:{peer}"
+        with open(log_path, "ab") as log:
+            proc = subprocess.Popen(
+                [etcd, "--name=deploy", f"--data-dir={tmp}/etcd-{attempt}",
+                 f"--listen-client-urls={url}", f"--advertise-client-urls={url}",
+                 f"--listen-peer-urls={peer_url}", f"--initial-advertise-peer-urls={peer_url}",
+                 f"--initial-cluster=deploy={peer_url}", "--log-level=error"],
+                stdout=log, stderr=log)
+        give_up = time.monotonic() + 30
+        while proc.poll() is None and time.monotonic() < give_up:
+            try:
+                with urllib.request.urlopen(f"{url}/health", timeout=2) as r:
+                    if json.loads(r.read()).get("health") == "true":
+                        return proc, url
+            except (OSError, ValueError):
+                pass
+            time.sleep(0.1)
+        stop(proc, timeout=10)
+    with open(log_path, encoding="utf-8", errors="replace") as log:
+        fail(f"etcd ({etcd}) did not come up:\n{log.read()}")
+    return None
+
+
+def scrape_with_monitor(snowidd, etcd):
+    """/metrics of a snowidd on a fresh etcd once its skew monitor has run a round."""
+    with tempfile.TemporaryDirectory(prefix="snowid-deploy-etcd-") as tmp:
+        started = start_etcd(etcd, tmp)
+        if started is None:
+            return None
+        proc, url = started
+        try:
+            return scrape(snowidd,
+                          ["--registry", "etcd", "--etcd", url, "--tcp", "127.0.0.1:0",
+                           "--host-name", "deploy-check"],
+                          {"SNOWID_HOST_LOCK": "snowid-deploy-" + uuid.uuid4().hex[:12]},
+                          until_family="snowid_skew_rounds_total")
+        finally:
+            stop(proc, timeout=10)
+
+
+def scrape(snowidd, extra_args=(), extra_env=None, until_family=None):
+    """/metrics of a snowidd on its embedded defaults and `extra_args`, scraped
+    once it is ready, or with `until_family` once the exposition has that
+    family (the etcd registry's first holder of a new namespace waits 8 s
+    before it is ready; its skew monitor runs meanwhile)."""
     with tempfile.TemporaryDirectory(prefix="snowid-deploy-") as tmp:
         env = dict(os.environ)
         for k in list(env):
             if k.startswith("SNOWID_"):
                 del env[k]
         env["SNOWID_STATE_DIR"] = os.path.join(tmp, "state")
-        cmd = [snowidd, "--socket", os.path.join(tmp, "snowidd.sock"), "--http", "127.0.0.1:0"]
+        env.update(extra_env or {})
+        cmd = [snowidd, "--socket", os.path.join(tmp, "snowidd.sock"), "--http", "127.0.0.1:0",
+               *extra_args]
+        what = " ".join(["snowidd", *extra_args])
         log_path = os.path.join(tmp, "log")
         with open(log_path, "w+", encoding="utf-8") as log:
             proc = subprocess.Popen(cmd, env=env, stdout=log, stderr=log)
@@ -137,26 +220,30 @@ def scrape(snowidd):
                         if r.get("msg") == "listening" and r.get("transport") == "http":
                             address = r["address"]
                     ready = any('"msg":"ready"' in line for line in lines)
-                    if address and not ready:
+                    if address and until_family is None and not ready:
                         address = None
                     time.sleep(0.05)
                 if address is None:
                     log.seek(0)
-                    fail(f"snowidd did not get ready on HTTP:\n{log.read()}")
+                    fail(f"{what} did not get ready on HTTP:\n{log.read()}")
                     return None
-                with urllib.request.urlopen(f"http://{address}/metrics", timeout=10) as r:
-                    text = r.read().decode("utf-8")
+                give_up = time.monotonic() + 30
+                while True:
+                    with urllib.request.urlopen(f"http://{address}/metrics", timeout=10) as r:
+                        text = r.read().decode("utf-8")
+                    if until_family is None or f"# TYPE {until_family} " in text:
+                        break
+                    if time.monotonic() > give_up or proc.poll() is not None:
+                        log.seek(0)
+                        fail(f"{what} exported no {until_family} "
+                             f"within 30 s:\n{log.read()}")
+                        return None
+                    time.sleep(0.2)
             finally:
-                if proc.poll() is None:
-                    proc.send_signal(signal.SIGTERM)
-                try:
-                    rc = proc.wait(timeout=30)
-                except subprocess.TimeoutExpired:
-                    proc.kill()
-                    rc = proc.wait()
+                rc = stop(proc)
                 if rc != 0:
                     log.seek(0)
-                    fail(f"snowidd exited {rc} after SIGTERM:\n{log.read()}")
+                    fail(f"{what} exited {rc} after SIGTERM:\n{log.read()}")
     return text
 
 
@@ -165,6 +252,11 @@ def main():
     ap.add_argument("--snowidd", required=True)
     ap.add_argument("--promtool", required=True)
     args = ap.parse_args()
+    etcd = os.environ.get("SNOWID_ETCD_BIN") or "etcd"
+    if shutil.which(etcd) is None:
+        print(f"etcd not found ({etcd!r}): scripts/install-etcd installs it; set "
+              "SNOWID_ETCD_BIN to it, as scripts/test does", file=sys.stderr)
+        return 1
 
     try:
         subprocess.run([args.promtool, "--version"], capture_output=True, check=True)
@@ -177,13 +269,15 @@ def main():
     run([args.promtool, "test", "rules", RULE_TESTS])
 
     names = referenced(rule_exprs() + dashboard_exprs())
-    text = scrape(args.snowidd)
-    if text is not None:
-        lint = subprocess.run([args.promtool, "check", "metrics"], input=text,
-                              capture_output=True, text=True)
-        if lint.returncode != 0:
-            fail(f"promtool check metrics on snowidd's /metrics:\n{lint.stdout}{lint.stderr}")
-        exported = set(re.findall(r"^# TYPE (\S+) ", text, re.M))
+    texts = [scrape(args.snowidd), scrape_with_monitor(args.snowidd, etcd)]
+    if None not in texts:
+        exported = set()
+        for text in texts:
+            lint = subprocess.run([args.promtool, "check", "metrics"], input=text,
+                                  capture_output=True, text=True)
+            if lint.returncode != 0:
+                fail(f"promtool check metrics on snowidd's /metrics:\n{lint.stdout}{lint.stderr}")
+            exported |= set(re.findall(r"^# TYPE (\S+) ", text, re.M))
         for name in sorted(names - exported):
             fail(f"{name} is used by a rule or a panel but snowidd does not export it")
         if not problems:

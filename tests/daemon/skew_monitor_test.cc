@@ -4,12 +4,22 @@
 // name of its own (--host-name) and a TCP RESP listener that its peers
 // probe. The clocks that are not offset are the machine's, so "good" means
 // within microseconds of each other.
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -18,6 +28,7 @@
 #include <thread>
 #include <vector>
 
+#include "chronyd_test_support.h"
 #include "http_client.h"
 #include "test_support.h"
 #include "testing/etcd_cluster.h"
@@ -430,6 +441,317 @@ TEST_F(SkewMonitorTest, DryRunLogsTheFenceAndMakesNone) {
   std::this_thread::sleep_for(seconds(3));
   EXPECT_EQ(next_id(bad), "id");
   EXPECT_TRUE(fenced_hosts().empty());
+}
+
+// The offsets the good hosts measured of each other over the history in
+// their /v1/skew, in microseconds: every one is a measurement error, since
+// their clocks are the same clock.
+std::vector<double> good_errors_us(std::vector<std::unique_ptr<Member>>& members,
+                                   const std::set<std::string>& good) {
+  std::vector<double> errors;
+  for (auto& m : members) {
+    if (good.count(m->name) == 0) continue;
+    std::optional<HttpConn> http = HttpConn::connect(m->proc->http_port());
+    if (!http) continue;
+    const std::optional<HttpReply> r = http->get("/v1/skew?history=1");
+    if (!r || r->status != 200) continue;
+    const json doc = json::parse(r->body, nullptr, false);
+    if (doc.is_discarded()) continue;
+    for (const json& point : doc["history"]) {
+      for (const auto& [host, ns] : point["offsets_ns"].items()) {
+        if (host != m->name && good.count(host) != 0) {
+          errors.push_back(std::abs(ns.get<double>()) / 1000.0);
+        }
+      }
+    }
+  }
+  std::sort(errors.begin(), errors.end());
+  return errors;
+}
+
+double quantile(const std::vector<double>& sorted, double q) {
+  if (sorted.empty()) return 0;
+  return sorted[std::min(sorted.size() - 1, static_cast<std::size_t>(q * sorted.size()))];
+}
+
+// The decisions of every member, as "host: msg".
+std::vector<std::string> all_decisions(const std::vector<std::unique_ptr<Member>>& members) {
+  std::vector<std::string> out;
+  for (const auto& m : members) {
+    for (const json& d : m->decisions()) out.push_back(m->name + ": " + d.dump());
+  }
+  return out;
+}
+
+// Both cores busy with spinning threads for 12 s: the good hosts' probes
+// queue behind them, yet no host is fenced or voted against, and the
+// lowest-delay sample of each burst still measures the shared clock closely.
+TEST_F(SkewMonitorTest, SaturatedCpuFencesNobodyAndMeasuresCloselyStill) {
+  start_fleet({"h1", "h2", "h3"}, {"+0", "+0", "+0"});
+  if (HasFatalFailure()) return;
+  std::atomic<bool> spin{true};
+  std::vector<std::thread> spinners;
+  for (unsigned i = 0; i < std::max(2u, std::thread::hardware_concurrency()); ++i) {
+    spinners.emplace_back([&spin] {
+      volatile std::uint64_t x = 0;
+      while (spin.load(std::memory_order_relaxed)) x = x + 1;
+    });
+  }
+  std::this_thread::sleep_for(seconds(12));
+  spin = false;
+  for (std::thread& t : spinners) t.join();
+  EXPECT_TRUE(all_decisions(members_).empty()) << ::testing::PrintToString(all_decisions(members_));
+  EXPECT_TRUE(fenced_hosts().empty());
+  for (auto& m : members_) EXPECT_EQ(next_id(*m), "id") << m->name;
+  const std::vector<double> e = good_errors_us(members_, {"h1", "h2", "h3"});
+  ASSERT_FALSE(e.empty()) << "no offsets measured";
+  std::printf(
+      "[ measured ] CPU saturated, 3 hosts on one clock: %zu held offsets, |error| "
+      "p50 %.1f us, p99 %.1f us, max %.1f us\n",
+      e.size(), quantile(e, 0.5), quantile(e, 0.99), e.back());
+}
+
+// A host stopped for 5 s (SIGSTOP) and resumed: unreachable is not skewed,
+// and its own monitor, seeing the pause, acts on nothing it measured before.
+// Nobody is fenced, and the paused host serves again.
+TEST_F(SkewMonitorTest, AFiveSecondPauseFencesNobody) {
+  start_fleet({"h1", "h2", "h3"}, {"+0", "+0", "+0"});
+  if (HasFatalFailure()) return;
+  std::this_thread::sleep_for(seconds(3));
+  Member& paused = member("h3");
+  paused.proc->signal(SIGSTOP);
+  std::this_thread::sleep_for(seconds(5));
+  paused.proc->signal(SIGCONT);
+  std::string served;
+  for (int i = 0; i < 150 && (served = next_id(paused)) != "id"; ++i) {
+    std::this_thread::sleep_for(milliseconds(100));
+  }
+  EXPECT_EQ(served, "id") << "the paused host serves again";
+  std::this_thread::sleep_for(seconds(5));
+  EXPECT_TRUE(all_decisions(members_).empty()) << ::testing::PrintToString(all_decisions(members_));
+  EXPECT_TRUE(fenced_hosts().empty());
+}
+
+// Steps while serving: 60 ms ahead (beyond the 50 ms limit) is fenced;
+// 30 ms (beyond the 5 ms alert, within the limit) is alerted on, not fenced.
+TEST_F(SkewMonitorTest, ASixtyMillisecondStepIsFencedAndAThirtyMillisecondOneOnlyAlerted) {
+  start_fleet({"h1", "h2", "h3"}, {"+0", "+0", "+0"});
+  if (HasFatalFailure()) return;
+  member("h2").set_offset("+0.03");
+  std::this_thread::sleep_for(seconds(6));
+  std::optional<HttpConn> http = HttpConn::connect(member("h1").proc->http_port());
+  ASSERT_TRUE(http);
+  const std::optional<HttpReply> r = http->get("/v1/skew");
+  ASSERT_TRUE(r);
+  const json doc = json::parse(r->body, nullptr, false);
+  ASSERT_FALSE(doc.is_discarded()) << r->body;
+  for (const json& h : doc["hosts"]) {
+    if (h.value("host", "") != "h2") continue;
+    EXPECT_NE(h.value("state", ""), "ok") << "30 ms is past the alert: " << h.dump();
+    EXPECT_NE(h.value("state", ""), "fenced") << h.dump();
+  }
+  EXPECT_TRUE(fenced_hosts().empty()) << "30 ms is within the fence limit";
+  EXPECT_EQ(next_id(member("h2")), "id");
+
+  member("h2").set_offset("+0");
+  member("h3").set_offset("+0.06");
+  const auto stepped = Steady::now();
+  ASSERT_TRUE(member("h3").proc->wait_for(
+      [](const json& l) { return l.value("msg", "") == "skew self-fence"; }, seconds(30)))
+      << "a 60 ms step was not fenced";
+  std::printf("[ measured ] +60 ms step while serving: self-fence %.2f s after it\n",
+              std::chrono::duration<double>(Steady::now() - stepped).count());
+  for (const char* good : {"h1", "h2"}) {
+    for (const json& d : member(good).decisions()) {
+      EXPECT_NE(d.value("msg", ""), "skew self-fence") << good << ": " << d.dump();
+    }
+  }
+}
+
+// Two hosts: with two clocks there is no peer majority, and without a
+// reference nobody can tell which is wrong. The one 300 ms off is shown as
+// alert or suspect, and nobody is fenced.
+TEST_F(SkewMonitorTest, ATwoHostFleetWithoutAReferenceFencesNobody) {
+  start_fleet({"h1", "h2"}, {"+0", "+0"});
+  if (HasFatalFailure()) return;
+  member("h2").set_offset("+0.3");
+  std::this_thread::sleep_for(seconds(8));
+  EXPECT_TRUE(all_decisions(members_).empty()) << ::testing::PrintToString(all_decisions(members_));
+  EXPECT_TRUE(fenced_hosts().empty());
+  std::optional<HttpConn> http = HttpConn::connect(member("h1").proc->http_port());
+  ASSERT_TRUE(http);
+  const std::optional<HttpReply> r = http->get("/v1/skew");
+  ASSERT_TRUE(r);
+  const json doc = json::parse(r->body, nullptr, false);
+  for (const json& h : doc["hosts"]) {
+    if (h.value("host", "") != "h2") continue;
+    // Surely past the suspect threshold, so suspect: fence evidence without
+    // the majority or the reference to act on it.
+    const std::string state = h.value("state", "");
+    EXPECT_TRUE(state == "alert" || state == "suspect") << h.dump();
+  }
+}
+
+// A TCP proxy on 127.0.0.1 that delays every byte towards `upstream_port`
+// by `delay` and none coming back: an asymmetric path into a host.
+class DelayingProxy {
+ public:
+  DelayingProxy(int upstream_port, milliseconds delay) : upstream_(upstream_port), delay_(delay) {
+    listen_fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    const int one = 1;
+    ::setsockopt(listen_fd_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    if (::bind(listen_fd_, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 ||
+        ::listen(listen_fd_, 16) != 0) {
+      ADD_FAILURE() << "proxy: " << std::strerror(errno);
+      return;
+    }
+    socklen_t len = sizeof a;
+    ::getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&a), &len);
+    port_ = ntohs(a.sin_port);
+    acceptor_ = std::thread([this] { accept_loop(); });
+  }
+  ~DelayingProxy() {
+    stop_ = true;
+    ::shutdown(listen_fd_, SHUT_RDWR);
+    ::close(listen_fd_);
+    if (acceptor_.joinable()) acceptor_.join();
+    for (int fd : fds_) ::shutdown(fd, SHUT_RDWR);
+    for (std::thread& t : pumps_) t.join();
+    for (int fd : fds_) ::close(fd);
+  }
+  int port() const { return port_; }
+
+ private:
+  void accept_loop() {
+    while (!stop_) {
+      const int client = ::accept(listen_fd_, nullptr, nullptr);
+      if (client < 0) return;
+      const int server = ::socket(AF_INET, SOCK_STREAM, 0);
+      sockaddr_in a{};
+      a.sin_family = AF_INET;
+      a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+      a.sin_port = htons(static_cast<std::uint16_t>(upstream_));
+      if (::connect(server, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
+        ::close(client);
+        ::close(server);
+        continue;
+      }
+      const int one = 1;
+      ::setsockopt(client, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+      ::setsockopt(server, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+      fds_.push_back(client);
+      fds_.push_back(server);
+      pumps_.emplace_back([this, client, server] { pump(client, server, delay_); });
+      pumps_.emplace_back([this, client, server] { pump(server, client, milliseconds(0)); });
+    }
+  }
+  // Probes are one request at a time, so holding each chunk for `delay`
+  // before the next read delays each by exactly that.
+  static void pump(int from, int to, milliseconds delay) {
+    char buf[4096];
+    for (;;) {
+      const ssize_t n = ::read(from, buf, sizeof buf);
+      if (n <= 0) break;
+      if (delay.count() > 0) std::this_thread::sleep_for(delay);
+      if (::send(to, buf, static_cast<std::size_t>(n), MSG_NOSIGNAL) != n) break;
+    }
+    ::shutdown(to, SHUT_WR);
+  }
+
+  int upstream_;
+  milliseconds delay_;
+  int listen_fd_ = -1;
+  int port_ = 0;
+  std::atomic<bool> stop_{false};
+  std::thread acceptor_;
+  std::vector<std::thread> pumps_;
+  std::vector<int> fds_;
+};
+
+int free_tcp_port() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
+  socklen_t len = sizeof a;
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+  ::close(fd);
+  return ntohs(a.sin_port);
+}
+
+// 20 ms of one-way delay on the path into a good host (its peers probe it
+// through a delaying proxy): its round trips are over the 10 ms cap, so its
+// peers find it unmeasurable, not skewed, and nobody is fenced.
+TEST_F(SkewMonitorTest, TwentyMillisecondsOfOneWayDelayIntoAGoodHostFencesNobody) {
+  start_fleet({"h1", "h2"}, {"+0", "+0"});
+  if (HasFatalFailure()) return;
+  const int tcp = free_tcp_port();
+  DelayingProxy proxy(tcp, milliseconds(20));
+  auto m = std::make_unique<Member>();
+  m->name = "h3";
+  m->set_offset("+0");
+  m->proc = m->dir.start_ready({"--registry", "etcd", "--etcd", etcd_->endpoint(0), "--tcp",
+                                "127.0.0.1:" + std::to_string(tcp), "--probe-address",
+                                "127.0.0.1:" + std::to_string(proxy.port()), "--host-name", "h3",
+                                "--lease-ttl", "4s", "--lease-renew", "1s", "--lease-stop", "3s"},
+                               m->faketime_env());
+  members_.push_back(std::move(m));
+  std::this_thread::sleep_for(seconds(8));
+  EXPECT_TRUE(all_decisions(members_).empty()) << ::testing::PrintToString(all_decisions(members_));
+  EXPECT_TRUE(fenced_hosts().empty());
+  std::optional<HttpConn> http = HttpConn::connect(member("h1").proc->http_port());
+  ASSERT_TRUE(http);
+  const std::optional<HttpReply> r = http->get("/v1/skew");
+  ASSERT_TRUE(r);
+  const json doc = json::parse(r->body, nullptr, false);
+  bool seen = false;
+  for (const json& h : doc["hosts"]) {
+    if (h.value("host", "") != "h3") continue;
+    seen = true;
+    EXPECT_EQ(h.value("state", ""), "unmeasurable") << h.dump();
+    EXPECT_TRUE(h["offset_ns"].is_null()) << h.dump();
+  }
+  EXPECT_TRUE(seen) << r->body;
+  for (auto& member : members_) EXPECT_EQ(next_id(*member), "id") << member->name;
+}
+
+// Five hosts, three of them 300 ms ahead, and a good reference (a real
+// chronyd on loopback that every daemon queries with SNTP): the peers'
+// majority says the two good hosts are off, the reference says they are
+// right, and the three are wrong by the reference but the majority by the
+// peers. Evidence that disagrees vetoes: nobody is fenced, and the vetoes
+// are counted for the alarm.
+TEST_F(SkewMonitorTest, AWrongMajorityWithAGoodReferenceFencesNobody) {
+  ASSERT_FALSE(skew::testing::chronyd_path().empty())
+      << "chronyd not found: run scripts/install-deps";
+  const std::uint16_t port = skew::testing::free_udp_port();
+  std::unique_ptr<skew::testing::Chronyd> reference = skew::testing::Chronyd::reference(port);
+  ASSERT_TRUE(reference->error().empty()) << reference->error();
+  start_fleet({"h1", "h2", "h3", "h4", "h5"}, {"+0", "+0", "+0", "+0", "+0"},
+              {"--sntp-servers", "127.0.0.1:" + std::to_string(port), "--sntp-poll", "1s"});
+  if (HasFatalFailure()) return;
+  for (const char* bad : {"h3", "h4", "h5"}) member(bad).set_offset("+0.3");
+  std::this_thread::sleep_for(seconds(10));
+  EXPECT_TRUE(fenced_hosts().empty());
+  for (const char* good : {"h1", "h2"}) {
+    for (const json& d : member(good).decisions()) {
+      EXPECT_NE(d.value("msg", ""), "skew self-fence") << good << ": " << d.dump();
+      EXPECT_NE(d.value("msg", ""), "skew fence") << good << ": " << d.dump();
+    }
+    EXPECT_EQ(next_id(member(good)), "id") << good;
+  }
+  std::optional<HttpConn> http = HttpConn::connect(member("h1").proc->http_port());
+  ASSERT_TRUE(http);
+  const std::optional<HttpReply> r = http->get("/v1/skew");
+  ASSERT_TRUE(r);
+  const json doc = json::parse(r->body, nullptr, false);
+  ASSERT_FALSE(doc.is_discarded()) << r->body;
+  EXPECT_TRUE(doc["reference"].is_object()) << "the reference was measured: " << r->body;
+  EXPECT_GT(doc.value("vetoes_total", 0), 0) << r->body;
 }
 
 // A fence threshold wider than the leases' skew margin is refused at start.
