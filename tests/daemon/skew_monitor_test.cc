@@ -387,6 +387,27 @@ TEST_F(SkewMonitorTest, OperatorsSeeEveryHostTheOffsetsAndTheFence) {
   EXPECT_EQ(page->header("content-type"), "text/html; charset=utf-8");
   EXPECT_NE(page->body.find("/v1/skew?history=1"), std::string::npos);
 
+  // `snowid skew status` prints the same view for people, and as JSON.
+  const std::string url = "http://127.0.0.1:" + std::to_string(good.proc->http_port());
+  const ProcessResult table = run_process({kSnowidCli, "skew", "status", "--daemon", url}, {});
+  EXPECT_EQ(table.exit_code, 0) << table.err;
+  EXPECT_NE(table.out.find("seen from h1: ok"), std::string::npos) << table.out;
+  EXPECT_NE(table.out.find("h1 (self)"), std::string::npos) << table.out;
+  EXPECT_NE(table.out.find("\nh2 "), std::string::npos) << table.out;
+  EXPECT_NE(table.out.find("h3 by h3 (itself)"), std::string::npos) << table.out;
+  const ProcessResult as_json =
+      run_process({kSnowidCli, "skew", "status", "--json"}, {{"SNOWID_DAEMON_URL", url}});
+  EXPECT_EQ(as_json.exit_code, 0) << as_json.err;
+  EXPECT_EQ(json::parse(as_json.out, nullptr, false).value("self", ""), "h1") << as_json.out;
+  const ProcessResult watched = run_process(
+      {kSnowidCli, "skew", "watch", "--daemon", url, "--interval", "0.2", "--count", "2"}, {});
+  EXPECT_EQ(watched.exit_code, 0) << watched.err;
+  EXPECT_EQ(std::count(watched.out.begin(), watched.out.end(), '\n') > 4, true) << watched.out;
+  const ProcessResult nobody =
+      run_process({kSnowidCli, "skew", "status", "--daemon", "http://127.0.0.1:1"}, {});
+  EXPECT_EQ(nobody.exit_code, 1);
+  EXPECT_NE(nobody.err.find("cannot reach snowidd"), std::string::npos) << nobody.err;
+
   // The bad host, held, says so.
   std::optional<HttpConn> held = HttpConn::connect(member("h3").proc->http_port());
   ASSERT_TRUE(held);
@@ -412,6 +433,11 @@ TEST_F(SkewMonitorTest, WithoutEtcdThereIsNoMonitorAndTheViewSaysWhy) {
   const auto info = resp->command({"INFO", "skew"});
   ASSERT_TRUE(info);
   EXPECT_NE(info->str.find("skew_monitor:off"), std::string::npos) << info->str;
+  const ProcessResult status = run_process({kSnowidCli, "skew", "status", "--daemon",
+                                            "http://127.0.0.1:" + std::to_string(d->http_port())},
+                                           {});
+  EXPECT_EQ(status.exit_code, 1);
+  EXPECT_NE(status.err.find("skew monitor is off"), std::string::npos) << status.err;
 }
 
 // Every clock good: through 8 rounds nobody is fenced, votes against, or held.

@@ -33,5 +33,8 @@ Command add_sequences_command(CLI::App& root);
 #ifdef SNOWID_CLI_PUBLIC_ID
 Command add_public_id_command(CLI::App& root);
 #endif
+#ifdef SNOWID_CLI_SKEW
+Command add_skew_command(CLI::App& root);
+#endif
 
 }  // namespace snowid::cli

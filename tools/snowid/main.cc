@@ -73,6 +73,9 @@ int run(int argc, char** argv) {
 #ifdef SNOWID_CLI_PUBLIC_ID
       snowid::cli::add_public_id_command(app),
 #endif
+#ifdef SNOWID_CLI_SKEW
+      snowid::cli::add_skew_command(app),
+#endif
   };
   if (!args.empty() && args.front().rfind("-", 0) != 0) {
     bool known = false;
@@ -80,8 +83,8 @@ int run(int argc, char** argv) {
     for (const Command& c : commands) known = known || c.app->check_name(args.front());
     if (!known) {
       snowid::cli::print_error("unknown command \"" + args.front() +
-                               "\" (expected next, workers, sequences, public-id, decode, encode, "
-                               "layout or bounds); see "
+                               "\" (expected next, workers, sequences, public-id, skew, decode, "
+                               "encode, layout or bounds); see "
                                "snowid --help");
       return snowid::cli::kExitUsage;
     }
