@@ -13,6 +13,7 @@
 #include <fstream>
 #include <sstream>
 #include <thread>
+#include <utility>
 
 #include "child_process.h"
 
@@ -36,13 +37,15 @@ std::uint16_t free_udp_port() {
   return port;
 }
 
-std::unique_ptr<Chronyd> Chronyd::reference(std::uint16_t port) {
+std::unique_ptr<Chronyd> Chronyd::reference(std::uint16_t port,
+                                            std::vector<std::string> extra_env) {
   return std::unique_ptr<Chronyd>(new Chronyd("port " + std::to_string(port) +
-                                              "\n"
-                                              "bindaddress 127.0.0.1\n"
-                                              "allow 127.0.0.1\n"
-                                              "local stratum 8\n"
-                                              "cmdport 0\n"));
+                                                  "\n"
+                                                  "bindaddress 127.0.0.1\n"
+                                                  "allow 127.0.0.1\n"
+                                                  "local stratum 8\n"
+                                                  "cmdport 0\n",
+                                              std::move(extra_env)));
 }
 
 std::unique_ptr<Chronyd> Chronyd::follower(std::uint16_t reference_port) {
@@ -53,7 +56,7 @@ std::unique_ptr<Chronyd> Chronyd::follower(std::uint16_t reference_port) {
                                               "cmdport 0\n"));
 }
 
-Chronyd::Chronyd(const std::string& config_lines) {
+Chronyd::Chronyd(const std::string& config_lines, std::vector<std::string> extra_env) {
   if (chronyd_path().empty()) {
     error_ = "chronyd not found: run scripts/install-deps (Debian package chrony)";
     return;
@@ -77,6 +80,12 @@ Chronyd::Chronyd(const std::string& config_lines) {
                       << "pidfile " << dir_.file("run/chronyd.pid") << "\n";
   test_support::SpawnRequest request;
   request.argv = {chronyd_path(), "-x", "-d", "-f", conf, "-L", "0", "-l", dir_.file("log")};
+  if (!extra_env.empty()) {
+    std::vector<std::string> env;
+    for (char** e = environ; *e != nullptr; ++e) env.emplace_back(*e);
+    env.insert(env.end(), extra_env.begin(), extra_env.end());
+    request.env = std::move(env);
+  }
   test_support::SpawnedChild child;
   if (const int rc = test_support::spawn_child(request, child); rc != 0) {
     error_ = "cannot start chronyd: errno " + std::to_string(rc);

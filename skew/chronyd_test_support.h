@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "temp_dir.h"
 
@@ -26,7 +27,11 @@ std::uint16_t free_udp_port();
 class Chronyd {
  public:
   // Serves NTP on 127.0.0.1:port, stratum 8, its own clock as the source.
-  static std::unique_ptr<Chronyd> reference(std::uint16_t port);
+  // `extra_env` ("NAME=value") is added to its environment: libfaketime's
+  // variables make a wrong reference (fake it by a second or more, or
+  // chronyd's own sanity checks mistake the offset for its clock's jitter).
+  static std::unique_ptr<Chronyd> reference(std::uint16_t port,
+                                            std::vector<std::string> extra_env = {});
   // Tracks the reference on 127.0.0.1:reference_port, polling every 250 ms;
   // answers chronyc on command_socket().
   static std::unique_ptr<Chronyd> follower(std::uint16_t reference_port);
@@ -40,7 +45,7 @@ class Chronyd {
   std::string log() const;
 
  private:
-  explicit Chronyd(const std::string& config_lines);
+  explicit Chronyd(const std::string& config_lines, std::vector<std::string> extra_env = {});
 
   test_support::TempDir dir_{"snowid-chronyd"};
   pid_t pid_ = -1;

@@ -780,6 +780,42 @@ TEST_F(SkewMonitorTest, AWrongMajorityWithAGoodReferenceFencesNobody) {
   EXPECT_GT(doc.value("vetoes_total", 0), 0) << r->body;
 }
 
+// A wrong reference (a real chronyd whose clock libfaketime puts 2 s ahead)
+// with three good hosts: the reference says every clock is 2 s off, the
+// peers say all agree. Evidence that disagrees vetoes: nobody is fenced, the
+// vetoes are counted, and every host keeps serving.
+TEST_F(SkewMonitorTest, AWrongReferenceWithThreeGoodHostsFencesNobody) {
+  ASSERT_FALSE(skew::testing::chronyd_path().empty())
+      << "chronyd not found: run scripts/install-deps";
+  const std::uint16_t port = skew::testing::free_udp_port();
+  std::unique_ptr<skew::testing::Chronyd> reference = skew::testing::Chronyd::reference(
+      port,
+      {std::string("LD_PRELOAD=") + kLibfaketime, "FAKETIME=+2", "FAKETIME_DONT_FAKE_MONOTONIC=1"});
+  ASSERT_TRUE(reference->error().empty()) << reference->error();
+  start_fleet({"h1", "h2", "h3"}, {"+0", "+0", "+0"},
+              {"--sntp-servers", "127.0.0.1:" + std::to_string(port), "--sntp-poll", "1s"});
+  if (HasFatalFailure()) return;
+  std::this_thread::sleep_for(seconds(8));
+  EXPECT_TRUE(fenced_hosts().empty());
+  for (auto& m : members_) {
+    for (const json& d : m->decisions()) {
+      EXPECT_NE(d.value("msg", ""), "skew self-fence") << m->name << ": " << d.dump();
+      EXPECT_NE(d.value("msg", ""), "skew fence") << m->name << ": " << d.dump();
+    }
+    EXPECT_EQ(next_id(*m), "id") << m->name;
+  }
+  std::optional<HttpConn> http = HttpConn::connect(member("h1").proc->http_port());
+  ASSERT_TRUE(http);
+  const std::optional<HttpReply> r = http->get("/v1/skew");
+  ASSERT_TRUE(r);
+  const json doc = json::parse(r->body, nullptr, false);
+  ASSERT_FALSE(doc.is_discarded()) << r->body;
+  ASSERT_TRUE(doc["reference"].is_object()) << "the reference was measured: " << r->body;
+  const std::int64_t ref_ns = doc["reference"].value("offset_ns", std::int64_t{0});
+  EXPECT_GT(ref_ns, 1'900'000'000) << "the reference reads 2 s ahead: " << r->body;
+  EXPECT_GT(doc.value("vetoes_total", 0), 0) << r->body;
+}
+
 // A fence threshold wider than the leases' skew margin is refused at start.
 TEST_F(SkewMonitorTest, AFenceWiderThanTheLeaseSkewIsRefusedAtStart) {
   DaemonDir dir;
