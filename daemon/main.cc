@@ -25,6 +25,7 @@
 #include <cstdio>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -111,7 +112,6 @@ struct Running {
   const char* const* argv;
   Logger& log;
   IdService& service;
-  LeasedGenerator& generator;
   PublicIds& public_ids;
 };
 
@@ -300,18 +300,28 @@ int run(int argc, char** argv) {
       s->count_lease_loss();
     }
   };
-  Result<std::unique_ptr<LeasedGenerator>> created =
-      LeasedGenerator::create(clock, *setup->registry, std::move(options));
-  if (!created.is_ok()) {
-    log.error("start failed", {{"code", code_name(created.status().code())},
-                               {"error", failure_text(created.status(), setup->fences.get())}});
-    return kExitFailure;
+  // A monitor-only daemon leases nothing: it measures clocks for a host whose
+  // generators are in-process libraries.
+  std::unique_ptr<LeasedGenerator> generator;
+  if (!settings.monitor_only) {
+    Result<std::unique_ptr<LeasedGenerator>> created =
+        LeasedGenerator::create(clock, *setup->registry, std::move(options));
+    if (!created.is_ok()) {
+      log.error("start failed", {{"code", code_name(created.status().code())},
+                                 {"error", failure_text(created.status(), setup->fences.get())}});
+      return kExitFailure;
+    }
+    generator = std::move(created).value();
+    const WorkerId worker = generator->worker();
+    log.info("lease acquired", {{"region", worker.region}, {"host", worker.host}});
   }
-  LeasedGenerator& generator = *created.value();
-  const WorkerId worker = generator.worker();
-  log.info("lease acquired", {{"region", worker.region}, {"host", worker.host}});
-
-  IdService service(generator, clock, settings.max_batch);
+  std::optional<IdService> service_slot;
+  if (generator) {
+    service_slot.emplace(*generator, clock, settings.max_batch);
+  } else {
+    service_slot.emplace(setup->layout.layout, clock);
+  }
+  IdService& service = *service_slot;
   service.set_public_id_stats(keyring_stats_reader(public_ids));
   service.set_skew_hold(&skew_hold);
   service_for_events.store(&service, std::memory_order_release);
@@ -334,7 +344,8 @@ int run(int argc, char** argv) {
   reference.start();
 
   Result<std::unique_ptr<SkewMonitorRun>> skew_monitor = start_skew_monitor(
-      settings, env, setup->layout.layout, clock, skew_hold, service.clock_readings(), log);
+      settings, env, setup->layout.layout, clock, skew_hold, service.clock_readings(),
+      holder_address(settings, server->addresses()), log);
   if (!skew_monitor.is_ok()) {
     log.error("start failed", {{"code", code_name(skew_monitor.status().code())},
                                {"error", "skew monitor: " + skew_monitor.status().message()}});
@@ -343,9 +354,13 @@ int run(int argc, char** argv) {
   if (skew_monitor.value()) service.set_skew_source(&skew_monitor.value()->source());
 
   server->serve(service, handler, &sequence_service, public_id_port(public_ids));
-  log.info("ready", {{"region", worker.region}, {"host", worker.host}});
+  if (service.issues()) {
+    log.info("ready", {{"region", service.worker().region}, {"host", service.worker().host}});
+  } else {
+    log.info("ready", {{"monitor_only", true}, {"host_name", host_name_of(settings)}});
+  }
 
-  Running running{settings, argc, argv, log, service, generator, public_ids};
+  Running running{settings, argc, argv, log, service, public_ids};
   bool unhealthy_logged = false;
   int stop_signal = 0;
   while (stop_signal == 0) {
@@ -357,7 +372,7 @@ int run(int argc, char** argv) {
       reload(running);
     }
     if (!unhealthy_logged) {
-      if (const Status health = generator.health(); !health.is_ok()) {
+      if (const Status health = service.health(); !health.is_ok()) {
         // The generator has released its id and stays unhealthy; the daemon
         // keeps answering (refusals, /readyz 503) until it is told to stop.
         log.error("unhealthy", {{"code", code_name(health.code())}, {"error", health.message()}});
@@ -378,9 +393,9 @@ int run(int argc, char** argv) {
                    std::chrono::duration_cast<std::chrono::milliseconds>(kDrainTimeout).count())}});
   }
   // The id held now: a lost lease may have been replaced by another.
-  const WorkerId last = generator.worker();
+  const WorkerId last = service.worker();
   const Status closed = service.close();
-  if (closed.is_ok()) {
+  if (closed.is_ok() && service.issues()) {
     log.info("lease released", {{"region", last.region}, {"host", last.host}});
   } else {
     log.error("close failed", {{"code", code_name(closed.code())},

@@ -102,7 +102,8 @@ class Run final : public SkewMonitorRun {
 
 Result<std::unique_ptr<SkewMonitorRun>> start_skew_monitor(
     const Settings& settings, const host::Environment& env, const Layout& layout,
-    const Clock& clock, SkewHold& hold, const ClockReadings& readings, Logger& log) {
+    const Clock& clock, SkewHold& hold, const ClockReadings& readings,
+    const std::string& probe_address, Logger& log) {
   const host::RegistryConfig config = registry_config(settings, env);
   if (!settings.skew_monitor || config.etcd_endpoints.empty()) {
     return std::unique_ptr<SkewMonitorRun>();
@@ -118,6 +119,7 @@ Result<std::unique_ptr<SkewMonitorRun>> start_skew_monitor(
   so.region = settings.region;
   so.host = host_name_of(settings);
   so.lease_ttl = settings.lease_ttl;
+  if (settings.monitor_only) so.agent_address = probe_address;
   so.clock = &clock;
   Result<std::unique_ptr<etcd::SkewStore>> store = etcd::SkewStore::open(std::move(so));
   if (!store.is_ok()) return store.status();
@@ -125,6 +127,7 @@ Result<std::unique_ptr<SkewMonitorRun>> start_skew_monitor(
   SkewMonitorOptions mo;
   mo.self = host_name_of(settings);
   mo.region = settings.region;
+  mo.monitor_only = settings.monitor_only;
   mo.settings = thresholds(settings);
   mo.probe.token = settings.http_token;
   const Duration rtt_cap = mo.settings.rtt_cap;
@@ -141,7 +144,8 @@ Result<std::unique_ptr<SkewMonitorRun>> start_skew_monitor(
 Result<std::unique_ptr<SkewMonitorRun>> start_skew_monitor(const Settings&,
                                                            const host::Environment&, const Layout&,
                                                            const Clock&, SkewHold&,
-                                                           const ClockReadings&, Logger&) {
+                                                           const ClockReadings&, const std::string&,
+                                                           Logger&) {
   return std::unique_ptr<SkewMonitorRun>();
 }
 #endif

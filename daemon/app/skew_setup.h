@@ -42,11 +42,14 @@ class SkewMonitorRun {
 };
 
 // Starts the monitor when etcd is the registry and skew_monitor is on;
-// nullptr otherwise (also in a build without etcd). kUnavailable when etcd
-// does not answer; kInvalidArgument for settings it refuses. `clock`, `hold`,
+// nullptr otherwise (also in a build without etcd). A monitor_only daemon's
+// monitor announces `probe_address` in its agent key (a daemon that issues
+// announces it in its holder values). kUnavailable when etcd does not
+// answer; kInvalidArgument for settings it refuses. `clock`, `hold`,
 // `readings` and `log` must outlive the result.
 Result<std::unique_ptr<SkewMonitorRun>> start_skew_monitor(
     const Settings& settings, const host::Environment& env, const Layout& layout,
-    const Clock& clock, SkewHold& hold, const ClockReadings& readings, Logger& log);
+    const Clock& clock, SkewHold& hold, const ClockReadings& readings,
+    const std::string& probe_address, Logger& log);
 
 }  // namespace snowid::daemon

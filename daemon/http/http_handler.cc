@@ -106,18 +106,20 @@ HttpResponse healthz(IdService& ids) {
   // stays unhealthy until the process restarts, so an orchestrator's
   // liveness probe must see it (a restart waits out the fence, or is
   // refused until the clock is past it).
-  const Status health = ids.generator().health();
+  const Status health = ids.health();
   if (health.is_ok()) return json_response(200, "{\"status\":\"ok\"}");
   return error_response(503, error_word(health.code()),
                         "unhealthy until restarted: " + health.message());
 }
 
 HttpResponse readyz(IdService& ids) {
-  LeasedGenerator& generator = ids.generator();
-  const std::string_view lease = lease_state_label(generator.lease_state());
+  const std::string_view lease = lease_state_label(ids.lease_state());
   std::string body;
+  if (ids.ready() && !ids.issues()) {
+    return json_response(200, "{\"status\":\"ready\",\"monitor_only\":true}");
+  }
   if (ids.ready()) {
-    const WorkerId worker = generator.worker();
+    const WorkerId worker = ids.worker();
     body += "{\"status\":\"ready\",\"worker\":{\"region\":";
     append_decimal(body, worker.region);
     body += ",\"host\":";

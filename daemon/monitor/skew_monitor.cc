@@ -176,7 +176,18 @@ void SkewMonitor::act_on_self(const skew::ObserverRound& r, const etcd::FleetMem
   const skew::Judgement& self = r.judgements.front();
   if (self.outcome.action == skew::Action::kFence) {
     good_rounds_ = 0;
-    if (hold_.held()) return;
+    if (hold_.held()) {
+      // A monitor-only agent holds no generator back: the host's in-process
+      // libraries take fresh ids, and each is fenced again while held.
+      if (options_.monitor_only && self_member != nullptr && !self_member->workers.empty()) {
+        const Result<etcd::FenceOutcome> f = store_.fence(*self_member, {}, {}, hold_.reason());
+        if (f.is_ok() && f.value() == etcd::FenceOutcome::kFenced) {
+          log_.warn("skew self-fence of a fresh holder",
+                    {{"host", options_.self}, {"workers", self_member->workers.size()}});
+        }
+      }
+      return;
+    }
     const skew::FenceGrant grant = budget_.self_fence();
     const std::string line = skew::to_log_line(skew::explain(
         self, grant == skew::FenceGrant::kDryRun ? "dry-run" : "self-fence", r.reference));

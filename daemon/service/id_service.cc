@@ -23,6 +23,9 @@ std::string_view lease_state_label(LeaseState s) noexcept {
 }
 namespace {
 
+constexpr std::string_view kMonitorOnlyMessage =
+    "monitor-only: this daemon measures clocks and issues no ids";
+
 std::string refusal_text(Code code, const LeasedGenerator& generator) {
   switch (code) {
     case Code::kSequenceExhausted:
@@ -55,11 +58,20 @@ std::atomic<unsigned> next_thread_index{0};
 }  // namespace
 
 IdService::IdService(LeasedGenerator& generator, const Clock& clock, std::uint32_t max_batch)
-    : generator_(generator),
+    : generator_(&generator),
+      layout_(generator.layout()),
       clock_(clock),
       started_(clock.wall_now()),
       started_mono_(clock.mono_now()),
       max_batch_(max_batch) {}
+
+IdService::IdService(const Layout& layout, const Clock& clock)
+    : generator_(nullptr),
+      layout_(layout),
+      clock_(clock),
+      started_(clock.wall_now()),
+      started_mono_(clock.mono_now()),
+      max_batch_(1) {}
 
 IdService::Slot& IdService::slot() noexcept {
   thread_local const unsigned index = next_thread_index.fetch_add(1, std::memory_order_relaxed);
@@ -78,11 +90,11 @@ IdResult IdService::next_id() noexcept {
     count_refusal(shutdown_code(Refusing::kIssue));
     return IdResult{0, shutdown_code(Refusing::kIssue), Duration::zero()};
   }
-  if (held()) {
+  if (held() || generator_ == nullptr) {
     count_refusal(Code::kUnavailable);
-    return IdResult{0, Code::kUnavailable, kHeldRetryAfter};
+    return IdResult{0, Code::kUnavailable, generator_ ? kHeldRetryAfter : Duration::zero()};
   }
-  const IdResult r = generator_.next();
+  const IdResult r = generator_->next();
   if (r.ok()) {
     s.ids_issued.fetch_add(1, std::memory_order_relaxed);
   } else {
@@ -108,10 +120,10 @@ IdsAnswer IdService::next_ids(std::uint64_t n) {
     answer.message = refusal_message(answer.code);
     return answer;
   }
-  if (held()) {
+  if (held() || generator_ == nullptr) {
     answer.code = Code::kUnavailable;
     count_refusal(answer.code);
-    answer.retry_after = kHeldRetryAfter;
+    answer.retry_after = generator_ ? kHeldRetryAfter : Duration::zero();
     answer.message = refusal_message(answer.code);
     return answer;
   }
@@ -122,7 +134,7 @@ IdsAnswer IdService::next_ids(std::uint64_t n) {
   while (left > 0) {
     const auto want = static_cast<std::uint32_t>(
         std::min<std::uint64_t>(left, std::numeric_limits<std::uint32_t>::max()));
-    const IdBatch b = generator_.reserve(want);
+    const IdBatch b = generator_->reserve(want);
     ++calls;
     if (!b.ok()) {
       // Ids taken so far are dropped: gaps, never duplicates.
@@ -157,37 +169,52 @@ Result<DecodedId> IdService::decode(std::string_view text) {
 }
 
 std::string IdService::refusal_message(Code code) const {
+  if (generator_ == nullptr) return std::string(kMonitorOnlyMessage);
   if (code == Code::kUnavailable && held()) return hold_->status().message();
-  return refusal_text(code, generator_);
+  return refusal_text(code, *generator_);
+}
+
+Status IdService::health() const {
+  return generator_ != nullptr ? generator_->health() : Status::ok();
+}
+
+WorkerId IdService::worker() const noexcept {
+  return generator_ != nullptr ? generator_->worker() : WorkerId{};
+}
+
+LeaseState IdService::lease_state() const noexcept {
+  return generator_ != nullptr ? generator_->lease_state() : LeaseState::kReleased;
 }
 
 bool IdService::held() const noexcept { return hold_ != nullptr && hold_->held(); }
 
 bool IdService::ready() const noexcept {
-  return !closed_.load(std::memory_order_acquire) && !held() && generator_.ready();
+  if (generator_ == nullptr) return !closed_.load(std::memory_order_acquire);
+  return !closed_.load(std::memory_order_acquire) && !held() && generator_->ready();
 }
 
 std::string IdService::not_ready_reason() const {
   if (closed_.load(std::memory_order_acquire)) return "shutting down";
   if (held()) return hold_->status().message();
-  const Status health = generator_.health();
+  if (generator_ == nullptr) return "";
+  const Status health = generator_->health();
   if (!health.is_ok()) return "unhealthy: " + health.to_string();
-  const LeaseState state = generator_.lease_state();
+  const LeaseState state = generator_->lease_state();
   if (state != LeaseState::kHeld) {
     return "worker-id lease " + std::string(lease_state_name(state)) +
            "; a fresh id is being acquired";
   }
-  if (!generator_.ready()) return "worker-id lease not confirmed";
+  if (!generator_->ready()) return "worker-id lease not confirmed";
   return "";
 }
 
 ServiceSnapshot IdService::snapshot() const {
   ServiceSnapshot s;
-  s.layout = generator_.layout();
-  s.worker = generator_.worker();
-  s.lease_state = generator_.lease_state();
+  s.layout = layout_;
+  s.worker = worker();
+  s.lease_state = lease_state();
   s.ready = ready();
-  s.health = generator_.health();
+  s.health = health();
   for (const Slot& slot : slots_) {
     s.counters.ids_issued += slot.ids_issued.load(std::memory_order_relaxed);
     s.counters.ids_dropped += slot.ids_dropped.load(std::memory_order_relaxed);
@@ -200,9 +227,11 @@ ServiceSnapshot IdService::snapshot() const {
   for (std::size_t i = 0; i < refusals_.size(); ++i) {
     s.counters.refusals_by_code[i] = refusals_[i].load(std::memory_order_relaxed);
   }
-  s.generator = generator_.stats();
-  s.lease = generator_.lease_stats();
-  s.reacquisitions = generator_.reacquisitions();
+  if (generator_ != nullptr) {
+    s.generator = generator_->stats();
+    s.lease = generator_->lease_stats();
+    s.reacquisitions = generator_->reacquisitions();
+  }
   s.max_batch = max_batch();
   s.started = started_;
   s.now = clock_.wall_now();
@@ -219,7 +248,7 @@ Status IdService::close() {
   if (closed_.exchange(true, std::memory_order_acq_rel)) {
     return Status(Code::kFailedPrecondition, "already closed");
   }
-  return generator_.close();
+  return generator_ != nullptr ? generator_->close() : Status::ok();
 }
 
 }  // namespace snowid::daemon

@@ -105,6 +105,10 @@ class IdService {
  public:
   // `generator` and `clock` must outlive the service. `max_batch` bounds n.
   IdService(LeasedGenerator& generator, const Clock& clock, std::uint32_t max_batch);
+  // A monitor-only daemon's service (docs/skew.md): it issues nothing (every
+  // request for ids: kUnavailable, "monitor-only"), decodes by `layout` and
+  // answers the clock probes from `clock`.
+  IdService(const Layout& layout, const Clock& clock);
 
   // One id (waits as the generator does: for the next tick, a small clock
   // step back), or the refusal.
@@ -144,8 +148,14 @@ class IdService {
   void set_public_id_stats(std::function<PublicIdKeyringStats()> read) {
     public_id_stats_ = std::move(read);
   }
-  const Layout& layout() const noexcept { return generator_.layout(); }
-  LeasedGenerator& generator() noexcept { return generator_; }
+  const Layout& layout() const noexcept { return layout_; }
+  // False for a monitor-only daemon, which has no generator.
+  bool issues() const noexcept { return generator_ != nullptr; }
+  // OK while the generator is healthy (always, without one); its refusal
+  // once unhealthy: /healthz.
+  Status health() const;
+  WorkerId worker() const noexcept;
+  LeaseState lease_state() const noexcept;
   // The generator's clock: the clock probes (TIME, SNOWID.CLOCK) read it, so
   // that they measure the clock that stamps the ids.
   const Clock& clock() const noexcept { return clock_; }
@@ -178,7 +188,8 @@ class IdService {
 
   static constexpr Duration kHeldRetryAfter = std::chrono::seconds(1);
 
-  LeasedGenerator& generator_;
+  LeasedGenerator* generator_;  // null: monitor-only
+  Layout layout_;
   const Clock& clock_;
   WallTime started_;
   MonoTime started_mono_;

@@ -57,6 +57,20 @@ Status check_combinations(const Settings& s, const FoundTable& found) {
                    format_duration(s.lease_stop) + ") must be less than lease_ttl (" +
                    format_duration(s.lease_ttl) + ")");
   }
+  if (s.monitor_only) {
+    if (s.registry.etcd_endpoints.empty()) {
+      return invalid(source_of(found, "monitor_only") +
+                     ": monitor_only needs etcd (the monitor's peers and votes live there)");
+    }
+    if (!s.skew_monitor) {
+      return invalid(source_of(found, "monitor_only") +
+                     ": monitor_only runs nothing but the skew monitor; skew_monitor is false");
+    }
+    if (!s.tcp && !s.probe_address) {
+      return invalid(source_of(found, "monitor_only") +
+                     ": monitor_only needs tcp or probe_address, where peers probe its clock");
+    }
+  }
   if (s.sequence_min_step > s.sequence_max_step) {
     return invalid(source_of(found, "sequence_min_step") + ": sequence_min_step (" +
                    std::to_string(s.sequence_min_step) + ") must be at most sequence_max_step (" +

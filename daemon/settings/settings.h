@@ -124,6 +124,9 @@ struct Settings {
   Duration skew_alert = std::chrono::milliseconds(5);
   Duration skew_fence = std::chrono::milliseconds(50);
   bool skew_dry_run = false;
+  // Lease nothing, issue nothing: only the skew monitor, for a host whose
+  // generators are in-process libraries (needs etcd and a probe address).
+  bool monitor_only = false;
   // Public ids (docs/public-id.md): the keyring file, re-read on every
   // SIGHUP; empty: off. Who may unwrap: local, token or any (docs/daemon.md).
   std::string public_id_keys;              // runtime

@@ -395,6 +395,14 @@ constexpr SettingInfo kSettings[] = {
      .default_text = "false",
      .field = field_of<&Settings::skew_dry_run>,
      .description = "Log and count the fences the monitor would make, and make none."},
+    {.name = "monitor_only", .flag = "--monitor-only", .env = "SNOWID_MONITOR_ONLY",
+     .type = kBool,
+     .default_text = "false",
+     .field = field_of<&Settings::monitor_only>,
+     .description =
+         "Lease no worker id and issue nothing: run only the skew monitor, for a host whose "
+         "generators are in-process libraries (its fence revokes their leases). Needs etcd, and "
+         "tcp or probe_address so that peers can probe it."},
     // Public ids.
     {.name = "public_id_keys", .flag = "--public-id-keys", .env = "SNOWID_PUBLIC_ID_KEYS",
      .type = kString,

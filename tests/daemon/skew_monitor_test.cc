@@ -816,6 +816,101 @@ TEST_F(SkewMonitorTest, AWrongReferenceWithThreeGoodHostsFencesNobody) {
   EXPECT_GT(doc.value("vetoes_total", 0), 0) << r->body;
 }
 
+// A monitor-only agent for a host whose generator runs without a monitor of
+// its own (here a snowidd with skew_monitor off, standing in for an
+// in-process library; same host name, no probe address): the agent issues
+// nothing, announces its probe address in its agent key, is probed and
+// judged by its peers, and when its host's clock is wrong it fences that
+// host's holder, and each fresh one while held.
+TEST_F(SkewMonitorTest, AMonitorOnlyAgentFencesItsHostsHolderWhenItsClockIsWrong) {
+  start_fleet({"h1", "h2"}, {"+0", "+0"});
+  if (HasFatalFailure()) return;
+  auto holder = std::make_unique<Member>();
+  holder->name = "h3-library";
+  holder->set_offset("+0");
+  holder->proc = holder->dir.start_ready(
+      {"--registry", "etcd", "--etcd", etcd_->endpoint(0), "--host-name", "h3",
+       "--skew-monitor=false", "--lease-ttl", "4s", "--lease-renew", "1s", "--lease-stop", "3s"},
+      holder->faketime_env());
+  auto agent = std::make_unique<Member>();
+  agent->name = "h3";
+  agent->set_offset("+0");
+  agent->proc = agent->dir.start_ready(
+      {"--registry", "etcd", "--etcd", etcd_->endpoint(0), "--tcp", "127.0.0.1:0", "--host-name",
+       "h3", "--monitor-only", "--lease-ttl", "4s", "--lease-renew", "1s", "--lease-stop", "3s"},
+      agent->faketime_env());
+  ASSERT_TRUE(agent->proc->wait_for(
+      [](const json& l) { return l.value("msg", "") == "ready" && l.value("monitor_only", false); },
+      seconds(5)));
+  Member& a = *agent;
+  Member& lib = *holder;
+  members_.push_back(std::move(holder));
+  members_.push_back(std::move(agent));
+
+  // It issues nothing, and says why; it is ready as a monitor.
+  const std::string refused = next_id(a);
+  EXPECT_NE(refused.find("monitor-only"), std::string::npos) << refused;
+  std::optional<HttpConn> http = HttpConn::connect(a.proc->http_port());
+  ASSERT_TRUE(http);
+  const std::optional<HttpReply> ready = http->get("/readyz");
+  ASSERT_TRUE(ready);
+  EXPECT_EQ(ready->status, 200) << ready->body;
+  EXPECT_NE(ready->body.find("monitor_only"), std::string::npos) << ready->body;
+
+  // Its peers see the host h3 as an agent with the library's worker id.
+  std::this_thread::sleep_for(seconds(3));
+  std::optional<HttpConn> h1 = HttpConn::connect(member("h1").proc->http_port());
+  ASSERT_TRUE(h1);
+  const std::optional<HttpReply> view = h1->get("/v1/skew");
+  ASSERT_TRUE(view);
+  const json doc = json::parse(view->body, nullptr, false);
+  bool seen = false;
+  for (const json& h : doc["hosts"]) {
+    if (h.value("host", "") != "h3") continue;
+    seen = true;
+    EXPECT_TRUE(h.value("agent", false)) << h.dump();
+    EXPECT_EQ(h.value("workers", json::array()).size(), 1u) << h.dump();
+    EXPECT_TRUE(h["offset_ns"].is_number()) << "the agent is probed: " << h.dump();
+  }
+  EXPECT_TRUE(seen) << view->body;
+
+  // The host's clock goes wrong: the agent fences the library's holder.
+  a.set_offset("+0.3");
+  ASSERT_TRUE(a.proc->wait_for(
+      [](const json& l) { return l.value("msg", "") == "skew self-fence"; }, seconds(30)));
+  EXPECT_TRUE(lib.proc->wait_for(
+      [](const json& l) {
+        return l.value("msg", "") == "lease event" &&
+               l.value("event", "").find("lost") != std::string::npos;
+      },
+      seconds(10)))
+      << "the library's holder was not fenced";
+  EXPECT_EQ(fenced_hosts(), (std::set<std::string>{"h3"}));
+  // Its fresh id, taken while the agent holds, is fenced again.
+  EXPECT_TRUE(a.proc->wait_for(
+      [](const json& l) { return l.value("msg", "") == "skew self-fence of a fresh holder"; },
+      seconds(40)));
+  for (const char* good : {"h1", "h2"}) EXPECT_EQ(next_id(member(good)), "id") << good;
+}
+
+// monitor_only needs etcd and an address to be probed at: exit 2 otherwise.
+TEST_F(SkewMonitorTest, MonitorOnlyWithoutEtcdOrAProbeAddressIsRefusedAtStart) {
+  DaemonDir dir;
+  auto no_etcd = dir.start({"--monitor-only"});
+  std::optional<int> code = no_etcd->wait_exit(seconds(20));
+  ASSERT_TRUE(code);
+  EXPECT_EQ(*code, 2);
+  EXPECT_NE(no_etcd->raw_text().find("monitor_only needs etcd"), std::string::npos)
+      << no_etcd->raw_text();
+  auto no_address =
+      dir.start({"--monitor-only", "--registry", "etcd", "--etcd", etcd_->endpoint(0)});
+  code = no_address->wait_exit(seconds(20));
+  ASSERT_TRUE(code);
+  EXPECT_EQ(*code, 2);
+  EXPECT_NE(no_address->raw_text().find("tcp or probe_address"), std::string::npos)
+      << no_address->raw_text();
+}
+
 // A fence threshold wider than the leases' skew margin is refused at start.
 TEST_F(SkewMonitorTest, AFenceWiderThanTheLeaseSkewIsRefusedAtStart) {
   DaemonDir dir;
