@@ -349,6 +349,8 @@ int run(int argc, char** argv) {
   if (!skew_monitor.is_ok()) {
     log.error("start failed", {{"code", code_name(skew_monitor.status().code())},
                                {"error", "skew monitor: " + skew_monitor.status().message()}});
+    // Nothing was issued yet: the worker id goes back without a quarantine.
+    (void)service.close();
     return skew_monitor.status().code() == Code::kInvalidArgument ? kExitUsage : kExitFailure;
   }
   if (skew_monitor.value()) service.set_skew_source(&skew_monitor.value()->source());
@@ -383,8 +385,6 @@ int run(int argc, char** argv) {
 
   log.info("stopping", {{"signal", stop_signal == SIGTERM ? "SIGTERM" : "SIGINT"}});
   reference.stop();
-  // Its store's lease is revoked: its votes go before the lease is released.
-  skew_monitor.value().reset();
   server->stop_accepting();
   if (!server->drain(kDrainTimeout)) {
     log.warn("drain timed out",
@@ -392,11 +392,16 @@ int run(int argc, char** argv) {
                static_cast<std::int64_t>(
                    std::chrono::duration_cast<std::chrono::milliseconds>(kDrainTimeout).count())}});
   }
+  // No request reads the monitor's view any more. Its store's lease is
+  // revoked: its votes go before the worker id is released.
+  service.set_skew_source(nullptr);
+  skew_monitor.value().reset();
   // The id held now: a lost lease may have been replaced by another.
   const WorkerId last = service.worker();
   const Status closed = service.close();
-  if (closed.is_ok() && service.issues()) {
-    log.info("lease released", {{"region", last.region}, {"host", last.host}});
+  if (closed.is_ok()) {
+    if (service.issues())
+      log.info("lease released", {{"region", last.region}, {"host", last.host}});
   } else {
     log.error("close failed", {{"code", code_name(closed.code())},
                                {"error", failure_text(closed, setup->fences.get())}});

@@ -30,6 +30,21 @@ FenceGrant FenceBudget::peer_fence(std::size_t fleet) {
   return FenceGrant::kGranted;
 }
 
+FenceGrant FenceBudget::room(std::size_t fleet) {
+  const WallTime now = clock_.wall_now();
+  expire(now);
+  if (fences_.size() >= limit_for(fleet)) {
+    ++mass_skew_;
+    return FenceGrant::kCapped;
+  }
+  if (dry_run_) {
+    fences_.push_back(now);
+    ++would_be_;
+    return FenceGrant::kDryRun;
+  }
+  return FenceGrant::kGranted;
+}
+
 FenceGrant FenceBudget::self_fence() noexcept {
   if (dry_run_) {
     ++would_be_;

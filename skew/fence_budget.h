@@ -33,6 +33,11 @@ class FenceBudget {
   // A peer fence in a region of `fleet` hosts. Counts against the window
   // when granted (or would be, in a dry run).
   FenceGrant peer_fence(std::size_t fleet);
+  // The grant peer_fence() would give, without counting a granted fence:
+  // for a fencer that may lose the race to another (the fence transaction
+  // decides) and counts only the fences made, through note_fence(). A dry
+  // run's would-be fence counts at once, as there is no record of it.
+  FenceGrant room(std::size_t fleet);
   // A host fencing itself: never capped (stopping is always safe).
   FenceGrant self_fence() noexcept;
   // A peer fence another fencer of the region made at `at` (from its record).

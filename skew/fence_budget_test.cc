@@ -50,6 +50,25 @@ TEST(FenceBudget, FencesByOtherFencersCount) {
   EXPECT_EQ(budget.peer_fence(5), FenceGrant::kGranted);
 }
 
+// room() grants without counting: a fencer that loses the transaction's race
+// spends nothing; the fence counts once, when its record is noted.
+TEST(FenceBudget, RoomCountsNothingUntilTheFenceIsNoted) {
+  SimulatedClock clock(kT);
+  FenceBudget budget(clock, SkewSettings{});
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(budget.room(5), FenceGrant::kGranted);
+  budget.note_fence(kT);
+  EXPECT_EQ(budget.room(5), FenceGrant::kCapped);
+  EXPECT_EQ(budget.mass_skew_alarms(), 1u);
+  clock.advance(10min);
+  EXPECT_EQ(budget.room(5), FenceGrant::kGranted);
+  SkewSettings dry;
+  dry.dry_run = true;
+  FenceBudget would(clock, dry);
+  EXPECT_EQ(would.room(5), FenceGrant::kDryRun);
+  EXPECT_EQ(would.room(5), FenceGrant::kCapped) << "a dry run's would-be fence counts at once";
+  EXPECT_EQ(would.would_be_fences(), 1u);
+}
+
 TEST(FenceBudget, DryRunCountsWouldBeFencesAndStillHonoursTheCap) {
   SimulatedClock clock(kT);
   SkewSettings s;

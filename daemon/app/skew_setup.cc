@@ -51,7 +51,10 @@ std::string host_name_of(const Settings& settings) {
 
 std::string holder_address(const Settings& settings, const BoundAddresses& bound) {
   if (settings.probe_address) return settings.probe_address->to_string();
-  if (bound.tcp) return bound.tcp->to_string();
+  // A wildcard listener has no address a peer could dial.
+  if (bound.tcp && bound.tcp->host != "0.0.0.0" && bound.tcp->host != "::") {
+    return bound.tcp->to_string();
+  }
   if (!bound.socket.empty()) return bound.socket;
   if (bound.http) return bound.http->to_string();
   return "";
@@ -119,7 +122,9 @@ Result<std::unique_ptr<SkewMonitorRun>> start_skew_monitor(
   so.region = settings.region;
   so.host = host_name_of(settings);
   so.lease_ttl = settings.lease_ttl;
-  if (settings.monitor_only) so.agent_address = probe_address;
+  // Every monitor announces itself with an agent key: its peers count it
+  // among the observers, and probe it at this address.
+  if (probeable(probe_address)) so.agent_address = probe_address;
   so.clock = &clock;
   Result<std::unique_ptr<etcd::SkewStore>> store = etcd::SkewStore::open(std::move(so));
   if (!store.is_ok()) return store.status();

@@ -28,9 +28,10 @@ Status check_skew_settings(const Settings& settings);
 // This host's name: host_name, else the machine's host name.
 std::string host_name_of(const Settings& settings);
 
-// What the holder values announce as this daemon's address: probe_address,
-// else the TCP RESP listener as bound (so that peers can probe it), else the
-// socket, else the HTTP listener.
+// What the holder values (and the monitor's agent key) announce as this
+// daemon's address: probe_address, else the TCP RESP listener as bound
+// unless it is a wildcard (peers probe it there), else the socket's path,
+// else the HTTP listener; only a host:port is probed.
 std::string holder_address(const Settings& settings, const BoundAddresses& bound);
 
 // A running monitor; stopping it (or destroying it) joins its thread and

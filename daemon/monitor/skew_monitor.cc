@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <system_error>
 #include <utility>
 
 #include "explanation.h"
@@ -30,7 +31,21 @@ bool contains(const std::vector<std::string>& hosts, const std::string& host) {
   return std::find(hosts.begin(), hosts.end(), host) != hosts.end();
 }
 
+// Positive evidence that this host's clock is within bounds: the peers' band
+// (3 or more clocks) or the reference says so, and neither says beyond. A
+// round with neither (a peer gone, the reference silent) proves nothing.
+bool surely_within(const skew::Judgement& self) {
+  const skew::Evidence& e = self.evidence;
+  const bool within = e.peers == skew::Verdict::kWithin || e.reference == skew::Verdict::kWithin;
+  const bool beyond = e.peers == skew::Verdict::kBeyond || e.reference == skew::Verdict::kBeyond;
+  return within && !beyond && (self.state == skew::State::kOk || self.state == skew::State::kAlert);
+}
+
 }  // namespace
+
+bool probeable(const std::string& address) {
+  return !address.empty() && address.front() != '/' && address.find(':') != std::string::npos;
+}
 
 SkewMonitor::SkewMonitor(const Clock& clock, etcd::SkewStore& store, SkewHold& hold, Logger& log,
                          SkewMonitorOptions options)
@@ -80,7 +95,8 @@ std::vector<skew::PeerBurst> SkewMonitor::probe_all(
     const std::vector<const etcd::FleetMember*>& targets) {
   std::vector<ClockProbe*> probes;
   for (const etcd::FleetMember* m : targets) {
-    std::unique_ptr<ClockProbe>& p = probes_[m->address];
+    std::unique_ptr<ClockProbe>& p = probes_[m->host];
+    if (p && p->address() != m->address) p.reset();  // the host moved
     if (!p) {
       ClockProbeOptions o = options_.probe;
       o.rtt_cap = options_.settings.rtt_cap;
@@ -100,7 +116,11 @@ std::vector<skew::PeerBurst> SkewMonitor::probe_all(
   };
   const std::size_t threads = std::min(kProbeThreads, probes.size());
   std::vector<std::thread> pool;
-  for (std::size_t t = 1; t < threads; ++t) pool.emplace_back(work);
+  try {
+    for (std::size_t t = 1; t < threads; ++t) pool.emplace_back(work);
+  } catch (const std::system_error&) {
+    // No more threads now: the ones started, and this one, share the work.
+  }
   work();
   for (std::thread& t : pool) t.join();
   std::vector<skew::PeerBurst> out;
@@ -114,50 +134,69 @@ std::vector<skew::PeerBurst> SkewMonitor::probe_all(
 void SkewMonitor::round() {
   ++rounds_;
   Result<std::vector<etcd::FleetMember>> got = store_.members();
-  if (!got.is_ok()) {
-    // Nothing is judged without the members: a monitor that cannot reach
-    // etcd cannot fence anyone either, and its votes expire.
+  const bool store_ok = got.is_ok();
+  if (!store_ok) {
+    // The last members read are probed and this host judged as usual, so a
+    // clock step during an etcd outage still holds this host; nobody is
+    // voted on or fenced until etcd answers again.
     if (store_error_ != got.status().message()) {
       store_error_ = got.status().message();
       log_.warn("skew monitor cannot read the members",
                 {{"code", code_name(got.status().code())}, {"error", store_error_}});
     }
-    return;
+  } else {
+    if (!store_error_.empty()) {
+      log_.info("skew monitor reads the members again");
+      store_error_.clear();
+    }
+    members_ = std::move(got).value();
   }
-  if (!store_error_.empty()) {
-    log_.info("skew monitor reads the members again");
-    store_error_.clear();
-  }
-  const std::vector<etcd::FleetMember> members = std::move(got).value();
+  const std::vector<etcd::FleetMember>& members = members_;
 
-  // The monitors of the region: every member with a probe address (snowidd
-  // and monitor-only agents; in-process libraries have none). This host is
-  // one even while held, when it holds no id and so is not a member.
+  // The monitors of the region: the hosts with an agent key (every running
+  // monitor puts one). Only they observe and vote. This host is one even
+  // while held, when its worker ids are gone.
   std::vector<std::string> watching;
   for (const etcd::FleetMember& m : members) {
-    if (!m.address.empty()) watching.push_back(m.host);
+    if (m.agent) watching.push_back(m.host);
   }
   std::vector<std::string> with_self = watching;
   if (!contains(with_self, options_.self)) with_self.push_back(options_.self);
 
-  // Every in-region peer is measured (docs/skew.md, "Observers"): the
-  // observers limit who votes on a host, not what a monitor measures, or a
-  // wrong minority could be a majority of the subset a good host sees.
+  // Every in-region peer with a probe address is measured (docs/skew.md,
+  // "Observers"): the observers limit who votes on a host, not what a
+  // monitor measures, or a wrong minority could be a majority of the subset
+  // a good host sees. An address that several hosts announce (a loopback
+  // listener copied across machines) reaches nobody in particular: it is
+  // not probed.
+  std::map<std::string, int> announced;
+  for (const etcd::FleetMember& m : members) {
+    if (probeable(m.address)) ++announced[m.address];
+  }
   std::set<std::string> observed;
   std::vector<const etcd::FleetMember*> targets;
-  std::set<std::string> addresses;
+  std::set<std::string> hosts;
   for (const etcd::FleetMember& m : members) {
-    if (m.host == options_.self || m.address.empty()) continue;
+    if (m.host == options_.self || !probeable(m.address)) continue;
+    if (announced[m.address] > 1) {
+      if (ambiguous_.insert(m.address).second) {
+        log_.warn("skew monitor cannot probe a shared address",
+                  {{"address", m.address},
+                   {"why", "several hosts announce it: set probe_address on each"}});
+      }
+      continue;
+    }
     if (contains(skew::observers_of(m.host, with_self, options_.settings.max_observers),
                  options_.self)) {
       observed.insert(m.host);
     }
-    addresses.insert(m.address);
+    hosts.insert(m.host);
     targets.push_back(&m);
   }
   for (auto it = probes_.begin(); it != probes_.end();) {
-    it = addresses.count(it->first) != 0 ? std::next(it) : probes_.erase(it);
+    it = hosts.count(it->first) != 0 ? std::next(it) : probes_.erase(it);
   }
+  if (stopping()) return;
   const std::vector<skew::PeerBurst> bursts = probe_all(targets);
 
   const std::optional<skew::Burst> reference =
@@ -166,28 +205,24 @@ void SkewMonitor::round() {
   for (const skew::Judgement& j : r.judgements) {
     if (j.outcome.action == skew::Action::kVeto) ++vetoes_total_;
   }
+  if (stopping()) return;
   act_on_self(r, find_member(members, options_.self));
-  vote(r, members, observed);
-  fence_peers(members, watching);
+  if (store_ok) {
+    const std::set<std::string> voting = vote(r, members, observed);
+    fence_peers(members, watching, voting);
+  }
   publish(r, members, watching);
+}
+
+bool SkewMonitor::stopping() const {
+  internal::MutexLock lock(mu_);
+  return stopping_;
 }
 
 void SkewMonitor::act_on_self(const skew::ObserverRound& r, const etcd::FleetMember* self_member) {
   const skew::Judgement& self = r.judgements.front();
-  if (self.outcome.action == skew::Action::kFence) {
-    good_rounds_ = 0;
-    if (hold_.held()) {
-      // A monitor-only agent holds no generator back: the host's in-process
-      // libraries take fresh ids, and each is fenced again while held.
-      if (options_.monitor_only && self_member != nullptr && !self_member->workers.empty()) {
-        const Result<etcd::FenceOutcome> f = store_.fence(*self_member, {}, {}, hold_.reason());
-        if (f.is_ok() && f.value() == etcd::FenceOutcome::kFenced) {
-          log_.warn("skew self-fence of a fresh holder",
-                    {{"host", options_.self}, {"workers", self_member->workers.size()}});
-        }
-      }
-      return;
-    }
+  if (!hold_.held()) {
+    if (self.outcome.action != skew::Action::kFence) return;
     const skew::FenceGrant grant = budget_.self_fence();
     const std::string line = skew::to_log_line(skew::explain(
         self, grant == skew::FenceGrant::kDryRun ? "dry-run" : "self-fence", r.reference));
@@ -196,34 +231,49 @@ void SkewMonitor::act_on_self(const skew::ObserverRound& r, const etcd::FleetMem
       return;
     }
     ++fences_total_;
-    // Held first: from here on no id is issued and no fresh id taken, even
-    // if etcd cannot be told.
+    // Held first: from here on no id is issued and no fresh worker id taken,
+    // even if etcd cannot be told.
     hold_.hold(line);
+    self_fence_recorded_ = false;
+    good_rounds_ = 0;
     log_.error("skew self-fence", {{"explanation", line}});
-    if (self_member == nullptr || self_member->workers.empty()) return;
-    const Result<etcd::FenceOutcome> f = store_.fence(*self_member, {}, {}, line);
-    if (!f.is_ok()) {
-      log_.warn("skew self-fence not recorded",
-                {{"code", code_name(f.status().code())}, {"error", f.status().message()}});
-    }
-    return;
-  }
-  if (!hold_.held()) return;
-  if (self.state == skew::State::kOk || self.state == skew::State::kAlert) {
+  } else if (surely_within(self)) {
+    // Released only on positive evidence, three rounds running.
     if (++good_rounds_ >= options_.release_after) {
       hold_.release();
       good_rounds_ = 0;
       log_.info("skew hold released",
                 {{"rounds_within", options_.release_after},
                  {"explanation", skew::to_log_line(skew::explain(self, "release", r.reference))}});
+      return;
     }
   } else {
     good_rounds_ = 0;
   }
+  // Recorded in etcd until it is, retried every round: a daemon's holder
+  // keys once; for a monitor-only agent, also each fresh holder its host's
+  // in-process libraries take while it holds (nothing holds them back).
+  if (self_member == nullptr || self_member->workers.empty()) {
+    self_fence_recorded_ = true;
+    return;
+  }
+  if (self_fence_recorded_ && !options_.monitor_only) return;
+  const Result<etcd::FenceOutcome> f = store_.fence(*self_member, {}, {}, hold_.reason());
+  if (!f.is_ok()) {
+    log_.warn("skew self-fence not recorded, retried next round",
+              {{"code", code_name(f.status().code())}, {"error", f.status().message()}});
+    return;
+  }
+  if (f.value() == etcd::FenceOutcome::kFenced && self_fence_recorded_) {
+    log_.warn("skew self-fence of a fresh holder",
+              {{"host", options_.self}, {"workers", self_member->workers.size()}});
+  }
+  if (f.value() != etcd::FenceOutcome::kChanged) self_fence_recorded_ = true;
 }
 
-void SkewMonitor::vote(const skew::ObserverRound& r, const std::vector<etcd::FleetMember>& members,
-                       const std::set<std::string>& observed) {
+std::set<std::string> SkewMonitor::vote(const skew::ObserverRound& r,
+                                        const std::vector<etcd::FleetMember>& members,
+                                        const std::set<std::string>& observed) {
   const skew::Judgement& me = r.judgements.front();
   std::set<std::string> still;
   for (std::size_t i = 1; i < r.judgements.size(); ++i) {
@@ -261,13 +311,54 @@ void SkewMonitor::vote(const skew::ObserverRound& r, const std::vector<etcd::Fle
     // expires by itself meanwhile).
     it = withdrawn.is_ok() ? voted_.erase(it) : std::next(it);
   }
+  return still;
+}
+
+bool SkewMonitor::read_fences() {
+  Result<std::vector<etcd::FenceRecord>> got = store_.fences();
+  if (!got.is_ok()) {
+    if (fences_error_ != got.status().message()) {
+      fences_error_ = got.status().message();
+      log_.warn("skew monitor cannot read the fences: no peer fence until it can",
+                {{"code", code_name(got.status().code())}, {"error", fences_error_}});
+    }
+    return false;
+  }
+  fences_error_.clear();
+  std::vector<etcd::FenceRecord> records = std::move(got).value();
+  for (const etcd::FenceRecord& f : records) {
+    // Every peer fence of the region counts against the cap once, whoever
+    // made it (this monitor before a restart included); self-fences never.
+    if (f.votes.empty()) continue;
+    const std::string key = f.target + "@" + std::to_string(f.at.time_since_epoch().count());
+    if (counted_fences_.insert(key).second) budget_.note_fence(f.at);
+  }
+  if (records.size() > kRecentFences) records.resize(kRecentFences);
+  recent_fences_.clear();
+  for (etcd::FenceRecord& f : records) {
+    SkewFenceView v{.target = std::move(f.target),
+                    .fencer = std::move(f.fencer),
+                    .at = f.at,
+                    .workers = std::move(f.workers),
+                    .reason = std::move(f.reason)};
+    for (const skew::CastVote& c : f.votes) v.voters.push_back(c.voter);
+    recent_fences_.push_back(std::move(v));
+  }
+  return true;
 }
 
 void SkewMonitor::fence_peers(const std::vector<etcd::FleetMember>& members,
-                              const std::vector<std::string>& watching) {
-  // Only targets this host votes against: every voter tries, and the fence
-  // transaction's compares let exactly one of them through.
-  for (const std::string& target : voted_) {
+                              const std::vector<std::string>& watching,
+                              const std::set<std::string>& voting) {
+  // Only targets this host votes against this round: every voter tries, and
+  // the fence transaction's compares let exactly one of them through. The
+  // cap counts the fences made, from their records, never an attempt.
+  if (voting.empty()) {
+    if (rounds_ % kFencesEvery == 1) (void)read_fences();
+    return;
+  }
+  if (!read_fences()) return;
+  for (const std::string& target : voting) {
     const etcd::FleetMember* m = find_member(members, target);
     if (m == nullptr || m->workers.empty()) continue;
     const Result<etcd::SkewStore::Votes> votes = store_.votes(target);
@@ -277,7 +368,7 @@ void SkewMonitor::fence_peers(const std::vector<etcd::FleetMember>& members,
     const skew::QuorumResult q = skew::count_votes(observers, votes->votes, m->holder_revision(),
                                                    clock_.wall_now(), options_.settings);
     if (!q.fence) continue;
-    const skew::FenceGrant grant = budget_.peer_fence(members.size());
+    const skew::FenceGrant grant = budget_.room(members.size());
     const std::string line = skew::to_log_line(skew::explain(target, q, grant));
     if (grant == skew::FenceGrant::kCapped) {
       if (capped_.insert(target).second) log_.error("skew mass skew", {{"explanation", line}});
@@ -297,35 +388,10 @@ void SkewMonitor::fence_peers(const std::vector<etcd::FleetMember>& members,
     } else if (f.value() == etcd::FenceOutcome::kFenced) {
       ++fences_total_;
       log_.error("skew fence", {{"explanation", line}});
+      // Counted from its record before any other target is considered.
+      if (!read_fences()) return;
     }
   }
-}
-
-void SkewMonitor::note_fences(SkewSnapshot& snap) {
-  if (rounds_ % kFencesEvery == 1 || options_.period >= std::chrono::seconds(5)) {
-    Result<std::vector<etcd::FenceRecord>> got = store_.fences();
-    if (got.is_ok()) {
-      std::vector<etcd::FenceRecord> records = std::move(got).value();
-      for (const etcd::FenceRecord& f : records) {
-        if (newest_fence_seen_ && f.at <= *newest_fence_seen_) continue;
-        // A peer fence by another monitor counts against the cap here too.
-        if (f.fencer != options_.self && !f.votes.empty()) budget_.note_fence(f.at);
-      }
-      if (!records.empty()) newest_fence_seen_ = records.front().at;
-      if (records.size() > kRecentFences) records.resize(kRecentFences);
-      recent_fences_.clear();
-      for (etcd::FenceRecord& f : records) {
-        SkewFenceView v{.target = std::move(f.target),
-                        .fencer = std::move(f.fencer),
-                        .at = f.at,
-                        .workers = std::move(f.workers),
-                        .reason = std::move(f.reason)};
-        for (const skew::CastVote& c : f.votes) v.voters.push_back(c.voter);
-        recent_fences_.push_back(std::move(v));
-      }
-    }
-  }
-  snap.fences = recent_fences_;
 }
 
 void SkewMonitor::publish(const skew::ObserverRound& r,
@@ -353,7 +419,7 @@ void SkewMonitor::publish(const skew::ObserverRound& r,
     v.state = j.state;
     if (const etcd::FleetMember* m = find_member(members, j.target)) {
       v.address = m->address;
-      v.agent = m->agent;
+      v.monitor = m->agent;
       for (const etcd::HeldWorker& w : m->workers) v.workers.push_back(w.worker);
     }
     v.observers = skew::observers_of(j.target, watching, options_.settings.max_observers).size();
@@ -364,7 +430,7 @@ void SkewMonitor::publish(const skew::ObserverRound& r,
   }
   // Members this host does not observe (or cannot probe) are listed,
   // unmeasured; so are fenced hosts that hold no id now.
-  note_fences(*snap);
+  snap->fences = recent_fences_;
   for (const SkewFenceView& f : recent_fences_) {
     if (listed.count(f.target) != 0 || find_member(members, f.target) != nullptr) continue;
     if (snap->at - f.at > options_.settings.fence_window) continue;
@@ -379,7 +445,7 @@ void SkewMonitor::publish(const skew::ObserverRound& r,
     SkewPeerView v;
     v.host = m.host;
     v.address = m.address;
-    v.agent = m.agent;
+    v.monitor = m.agent;
     for (const etcd::HeldWorker& w : m.workers) v.workers.push_back(w.worker);
     v.observers = skew::observers_of(m.host, watching, options_.settings.max_observers).size();
     snap->peers.push_back(std::move(v));

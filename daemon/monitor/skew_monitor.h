@@ -42,6 +42,9 @@
 
 namespace snowid::daemon {
 
+// An address a peer's monitor can dial: "host:port", not a socket path.
+bool probeable(const std::string& address);
+
 struct SkewMonitorOptions {
   std::string self;  // this host's name, as its holder values give it
   std::uint32_t region = 0;
@@ -82,11 +85,17 @@ class SkewMonitor final : public SkewSnapshotSource {
   // One burst to each target, several at once; in the targets' order.
   std::vector<skew::PeerBurst> probe_all(const std::vector<const etcd::FleetMember*>& targets);
   void act_on_self(const skew::ObserverRound& r, const etcd::FleetMember* self_member);
-  void vote(const skew::ObserverRound& r, const std::vector<etcd::FleetMember>& members,
-            const std::set<std::string>& observed);
+  // Casts and withdraws; the targets voted against this round.
+  std::set<std::string> vote(const skew::ObserverRound& r,
+                             const std::vector<etcd::FleetMember>& members,
+                             const std::set<std::string>& observed);
   void fence_peers(const std::vector<etcd::FleetMember>& members,
-                   const std::vector<std::string>& watching);
-  void note_fences(SkewSnapshot& snap);
+                   const std::vector<std::string>& watching, const std::set<std::string>& voting);
+  // Reads the fence records: counts the region's peer fences against the
+  // cap (each once) and keeps the recent ones for the snapshot. False when
+  // etcd did not answer or a record is unreadable: no peer fence then.
+  bool read_fences();
+  bool stopping() const;
   void publish(const skew::ObserverRound& r, const std::vector<etcd::FleetMember>& members,
                const std::vector<std::string>& watching);
 
@@ -99,15 +108,19 @@ class SkewMonitor final : public SkewSnapshotSource {
   skew::FenceBudget budget_;
 
   // Owned by the round (one thread).
-  std::map<std::string, std::unique_ptr<ClockProbe>> probes_;  // by address
-  std::map<std::string, std::uint64_t> probe_failures_;        // by host
-  std::set<std::string> voted_;                                // targets with our vote
-  std::set<std::string> capped_;                               // mass-skew alarm raised
+  std::vector<etcd::FleetMember> members_;                     // as last read
+  std::map<std::string, std::unique_ptr<ClockProbe>> probes_;  // by host
+  std::set<std::string> ambiguous_;                            // addresses several hosts announce
+  std::set<std::string> counted_fences_;                       // "target@at_ns" noted in budget_
+  bool self_fence_recorded_ = true;
+  std::string fences_error_;
+  std::map<std::string, std::uint64_t> probe_failures_;  // by host
+  std::set<std::string> voted_;                          // targets with our vote
+  std::set<std::string> capped_;                         // mass-skew alarm raised
   int good_rounds_ = 0;
   std::uint64_t rounds_ = 0;
   std::uint64_t fences_total_ = 0;
   std::uint64_t vetoes_total_ = 0;
-  std::optional<WallTime> newest_fence_seen_;
   std::vector<SkewFenceView> recent_fences_;
   std::deque<SkewSample> history_;
   std::string store_error_;

@@ -42,7 +42,9 @@ class Writer {
   }
   // An instant since the Unix epoch, as a string of nanoseconds.
   void instant(WallTime t) { string(std::to_string(t.time_since_epoch().count())); }
-  void nanos(Duration d) { integer(d.count()); }
+  // A duration in nanoseconds, as a string: a clock set to another year is
+  // off by more than 2^53 ns, past what a JavaScript number keeps exact.
+  void nanos(Duration d) { string(std::to_string(d.count())); }
 
   std::string take() && { return std::move(out_); }
 
@@ -144,8 +146,8 @@ std::string skew_json(const SkewSnapshot& s, bool history) {
     w.boolean(p.self);
     w.key("address");
     w.string(p.address);
-    w.key("agent");
-    w.boolean(p.agent);
+    w.key("monitor");
+    w.boolean(p.monitor);
     workers(w, p.workers);
     reading(w, "offset_ns", "uncertainty_ns", p.offset);
     w.key("rtt_ns");

@@ -1,8 +1,8 @@
 // The skew monitor's view as JSON, for GET /v1/skew (docs/daemon.md, "The
 // skew monitor's view"): what the /fleet page draws and `snowid skew status`
-// prints. Times since the Unix epoch are strings of nanoseconds (they pass
-// 2^53, as ids do); offsets, uncertainties and round trips are integers of
-// nanoseconds (far below it).
+// prints. Times since the Unix epoch, offsets, uncertainties and round trips
+// are strings of nanoseconds: each can pass 2^53 (a clock set to another
+// year), as ids do.
 #pragma once
 
 #include <string>

@@ -26,8 +26,8 @@ inline constexpr Duration kSkewHistory = std::chrono::minutes(5);
 struct SkewPeerView {
   std::string host;
   std::string address;
-  bool self = false;   // this monitor's own host (offset zero by definition)
-  bool agent = false;  // a monitor-only agent
+  bool self = false;     // this monitor's own host (offset zero by definition)
+  bool monitor = false;  // runs a monitor (has an agent key): observes and votes
   std::vector<WorkerId> workers;
   std::optional<skew::Reading> offset;     // the held estimate; none: unmeasured
   std::optional<Duration> rtt;             // the held sample's delay

@@ -57,6 +57,11 @@ Status check_combinations(const Settings& s, const FoundTable& found) {
                    format_duration(s.lease_stop) + ") must be less than lease_ttl (" +
                    format_duration(s.lease_ttl) + ")");
   }
+  if (s.host_name.size() > 253 || s.host_name.find('/') != std::string::npos) {
+    return invalid(source_of(found, "host_name") +
+                   ": host_name must be 1 to 253 bytes without '/' (it names etcd keys), not \"" +
+                   s.host_name + "\"");
+  }
   if (s.monitor_only) {
     if (s.registry.etcd_endpoints.empty()) {
       return invalid(source_of(found, "monitor_only") +

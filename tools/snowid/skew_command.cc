@@ -96,12 +96,13 @@ Result<json> fetch_view(const std::string& daemon) {
   return doc;
 }
 
-// Signed milliseconds with three decimals, from a JSON integer of
+// Signed milliseconds with three decimals, from a JSON string of
 // nanoseconds; "-" for null.
 std::string millis(const json& ns, bool sign = true) {
-  if (!ns.is_number()) return "-";
+  if (!ns.is_string()) return "-";
   char buf[32];
-  std::snprintf(buf, sizeof buf, sign ? "%+.3f" : "%.3f", ns.get<double>() / 1e6);
+  std::snprintf(buf, sizeof buf, sign ? "%+.3f" : "%.3f",
+                std::strtod(ns.get<std::string>().c_str(), nullptr) / 1e6);
   return buf;
 }
 
