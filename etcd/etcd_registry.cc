@@ -516,16 +516,16 @@ Status EtcdRegistry::renew_impl(const LeaseGrant& grant, WallTime high_water, Du
 
   Result<std::optional<KeyValue>> mark = get(keys_.mark(token->worker), bounded);
   if (!mark.is_ok()) return mark.status();
-  if (const Result<MarkValue> read = mark_of(mark.value()); read.is_ok()) {
-    if (std::optional<std::string> why = history_.check_mark(grant.token, read->high_water)) {
-      history_.set_pending(std::move(*why));
-    }
-  }
   MarkUpdate update;
   update.worker = token->worker;
   update.holder_revision = token->create_revision;
   std::optional<WallTime> written;
   update.next = [&](const MarkValue& old) {
+    // Every mark read, the one read back after a lost compare included: a
+    // rolled-back mark seen only there would otherwise be written over.
+    if (std::optional<std::string> why = history_.check_mark(grant.token, old.high_water)) {
+      history_.set_pending(std::move(*why));
+    }
     MarkValue new_mark = old;
     new_mark.high_water = later(old.high_water, high_water);
     written = new_mark.high_water;

@@ -2,6 +2,7 @@
 
 #include <arpa/inet.h>
 #include <curl/curl.h>
+#include <dirent.h>
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <signal.h>
@@ -324,6 +325,32 @@ void EtcdCluster::stop(int i) {
   m.running = false;
 }
 
+namespace {
+
+// Every thread of `pid` is stopped (state 'T' in /proc/<pid>/task/*/stat).
+bool all_threads_stopped(pid_t pid) {
+  const std::string dir = "/proc/" + std::to_string(pid) + "/task";
+  DIR* d = ::opendir(dir.c_str());
+  if (d == nullptr) return true;  // gone: nothing left to answer
+  bool stopped = true;
+  while (const dirent* e = ::readdir(d)) {
+    if (e->d_name[0] == '.') continue;
+    std::ifstream stat(dir + "/" + e->d_name + "/stat");
+    std::string line;
+    std::getline(stat, line);
+    const std::size_t paren = line.rfind(')');
+    if (paren == std::string::npos || paren + 2 >= line.size()) continue;
+    if (line[paren + 2] != 'T' && line[paren + 2] != 't') {
+      stopped = false;
+      break;
+    }
+  }
+  ::closedir(d);
+  return stopped;
+}
+
+}  // namespace
+
 Status EtcdCluster::signal(int i, int sig) {
   Member& m = members_.at(static_cast<std::size_t>(i));
   if (!m.running) return Status(Code::kFailedPrecondition, m.name + " is not running");
@@ -332,6 +359,13 @@ Status EtcdCluster::signal(int i, int sig) {
     int status = 0;
     ::waitpid(m.pid, &status, 0);
     m.running = false;
+  }
+  if (sig == SIGSTOP) {
+    // kill() returns before the stop takes effect: a request in flight could
+    // still be answered. Stopped means every thread shows state T.
+    for (int i = 0; i < 200 && !all_threads_stopped(m.pid); ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
   }
   return Status::ok();
 }

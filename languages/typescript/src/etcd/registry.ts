@@ -461,14 +461,12 @@ export class EtcdRegistry {
     const holderKey = this.keys.holder(g.region, g.host);
     const markKey = this.keys.mark(g.region, g.host);
     let mark = await this.get(markKey, left());
-    try {
-      const why = this.history.checkMark(grantKey(g), decodeMark(mark?.value).highWaterMs);
-      if (why !== undefined) this.history.setPending(why);
-    } catch {
-      // an unreadable mark: refused below
-    }
     for (let round = 0; round < MARK_ROUNDS; round++) {
       const old = decodeMark(mark?.value);
+      // Every mark read, the one read back after a lost compare included: a rolled-back mark
+      // seen only there would otherwise be written over.
+      const why = this.history.checkMark(grantKey(g), old.highWaterMs);
+      if (why !== undefined) this.history.setPending(why);
       const next: Mark = { ...old, highWaterMs: later(old.highWaterMs, highWaterMs)! };
       const reply = await this.txn(
         [

@@ -489,12 +489,11 @@ class EtcdRegistry:
         holder_key = self.keys.holder(token.region, token.host)
         mark_key = self.keys.mark(token.region, token.host)
         mark_kv = self._get(mark_key, **bounded)
-        try:
-            self._history.check_mark(grant.token, self._mark_of(mark_kv).high_water_ns)
-        except DataLoss:
-            pass
         for _ in range(MARK_ROUNDS):
             old = self._mark_of(mark_kv)
+            # Every mark read, the one read back after a lost compare included: a
+            # rolled-back mark seen only there would otherwise be written over.
+            self._history.check_mark(grant.token, old.high_water_ns)
             new = dataclasses.replace(old, high_water_ns=_later(old.high_water_ns, high_water_ns))
             seen = mark_kv.mod_revision if mark_kv is not None else 0
             reply = self._txn(
