@@ -543,16 +543,14 @@ final class EtcdRegistry {
     String holderKey = keys.holder(g.region(), g.host());
     String markKey = keys.mark(g.region(), g.host());
     KeyValue mark = get(markKey, left.getAsLong());
-    try {
-      String why = history.checkMark(g.key(), EtcdValues.decodeMark(markText(mark)).highWaterMs());
+    for (int round = 0; round < MARK_ROUNDS; round++) {
+      Mark old = EtcdValues.decodeMark(markText(mark));
+      // Every mark read, the one read back after a lost compare included: a rolled-back mark
+      // seen only there would otherwise be written over.
+      String why = history.checkMark(g.key(), old.highWaterMs());
       if (why != null) {
         history.setPending(why);
       }
-    } catch (SnowidException e) {
-      // an unreadable mark: refused below
-    }
-    for (int round = 0; round < MARK_ROUNDS; round++) {
-      Mark old = EtcdValues.decodeMark(markText(mark));
       Mark next = old.withHighWater(EtcdValues.later(old.highWaterMs(), highWaterMs));
       TxnReply reply =
           txn(
