@@ -80,7 +80,9 @@ def test_a_stream_is_ended_after_the_bound_the_key_read_and_the_watch_moved(shor
         # Every stream but one cut short by the caller's deadline ran out the bound.
         assert len(calls) - len(bounded) <= 1 and calls[: len(bounded)] == bounded, calls
         for c in bounded:
-            assert c.end is StreamEnd.TIMED_OUT and c.took >= BOUND_S - 0.01, c
+            # Ran out the bound: its timer starts before the stream opens, so a loaded
+            # machine sees it a little shorter; one that ended on its own is far shorter.
+            assert c.end is StreamEnd.TIMED_OUT and c.took >= BOUND_S / 2, c
         # Each was followed by a read of the holder key, and the next stream went to the
         # next member from the read's revision.
         assert len(fake.reads) == len(bounded)

@@ -81,7 +81,9 @@ for (const chatty of [false, true]) {
       assert.ok(bounded.length >= 2, `${calls.length} streams`);
       for (const c of bounded) {
         assert.equal(c.how, "aborted");
-        assert.ok(c.tookMs >= BOUND_MS - 5, `a stream ran ${c.tookMs.toFixed(0)} ms`);
+        // The bound's timer starts before the stream is opened, so a loaded machine sees a
+        // stream a few ms shorter than the bound; one that ended on its own is far shorter.
+        assert.ok(c.tookMs >= BOUND_MS / 2, `a stream ran ${c.tookMs.toFixed(0)} ms`);
       }
       assert.equal(fake.reads.length, bounded.length);
       assert.deepEqual(
@@ -111,7 +113,7 @@ for (const [what, holder] of [
       assert.equal(await watchFor(registry, 40 * BOUND_MS), true);
       assert.equal(calls.length, 1);
       assert.equal(calls[0]!.how, "aborted");
-      assert.ok(calls[0]!.tookMs >= BOUND_MS - 5, `the stream ran ${calls[0]!.tookMs.toFixed(0)} ms`);
+      assert.ok(calls[0]!.tookMs >= BOUND_MS / 2, `the stream ran ${calls[0]!.tookMs.toFixed(0)} ms`);
       assert.equal(fake.reads.length, 1);
     } finally {
       await fake.close();
