@@ -28,6 +28,7 @@
 #include <utility>
 #include <vector>
 
+#include "fleet_page.h"
 #include "fuzz_check.h"
 #include "http_handler.h"
 #include "id_service.h"
@@ -212,6 +213,12 @@ void check_response(const HttpRequest& request, const HttpResponse& r, bool guar
   if (s == 401) FUZZ_CHECK(guarded && !authorized);
   FUZZ_CHECK((s == 414) == (request.target.size() > kMaxTargetLength));
   if (s != 414 && !parse_target(request.target)) FUZZ_CHECK(s == 400);
+  if (s == 200 && r.content_type == "text/html; charset=utf-8") {
+    // The fleet page, and nothing else: a fixed document.
+    FUZZ_CHECK(parse_target(request.target) && parse_target(request.target)->path == "/fleet");
+    FUZZ_CHECK(r.body == snowid::daemon::kFleetPage);
+    return;
+  }
   if (s == 200 && r.content_type != "application/json") {
     FUZZ_CHECK(r.content_type == "text/plain; version=0.0.4; charset=utf-8");
     FUZZ_CHECK(r.body == kMetrics);
