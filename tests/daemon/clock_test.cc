@@ -43,17 +43,7 @@ class ClockTest : public ::testing::Test {
 
   std::string clock_file() const { return dir_.file("faketime.rc"); }
 
-  Env faketime_env() const {
-    // An ASan-built daemon refuses a preloaded library it did not link first.
-    const char* asan = std::getenv("ASAN_OPTIONS");
-    std::string asan_options = asan != nullptr && *asan != '\0' ? std::string(asan) + ":" : "";
-    asan_options += "verify_asan_link_order=0";
-    return {{"LD_PRELOAD", kLibfaketime},
-            {"FAKETIME_TIMESTAMP_FILE", clock_file()},
-            {"FAKETIME_NO_CACHE", "1"},
-            {"FAKETIME_DONT_FAKE_MONOTONIC", "1"},
-            {"ASAN_OPTIONS", asan_options}};
-  }
+  Env faketime_env() const { return daemon_test::faketime_env(clock_file()); }
 
   std::unique_ptr<DaemonProcess> start(const std::vector<std::string>& args = {}) {
     return dir_.start(args, faketime_env());

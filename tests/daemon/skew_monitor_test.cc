@@ -71,16 +71,7 @@ struct Member {
   void set_offset(const std::string& seconds_text) {
     write_file_atomically(clock_file(), seconds_text + "\n");
   }
-  Env faketime_env() const {
-    const char* asan = std::getenv("ASAN_OPTIONS");
-    std::string asan_options = asan != nullptr && *asan != '\0' ? std::string(asan) + ":" : "";
-    asan_options += "verify_asan_link_order=0";
-    return {{"LD_PRELOAD", kLibfaketime},
-            {"FAKETIME_TIMESTAMP_FILE", clock_file()},
-            {"FAKETIME_NO_CACHE", "1"},
-            {"FAKETIME_DONT_FAKE_MONOTONIC", "1"},
-            {"ASAN_OPTIONS", asan_options}};
-  }
+  Env faketime_env() const { return daemon_test::faketime_env(clock_file()); }
   // The decision lines of its monitor so far.
   std::vector<json> decisions() const {
     static const std::set<std::string> kDecisions = {

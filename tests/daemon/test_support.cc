@@ -21,6 +21,18 @@ namespace snowid::daemon_test {
          << "\"): run scripts/install-deps (Debian package redis-tools), then re-run cmake";
 }
 
+Env faketime_env(const std::string& clock_file) {
+  // An ASan-built daemon refuses a preloaded library it did not link first.
+  const char* asan = std::getenv("ASAN_OPTIONS");
+  std::string asan_options = asan != nullptr && *asan != '\0' ? std::string(asan) + ":" : "";
+  asan_options += "verify_asan_link_order=0";
+  return {{"LD_PRELOAD", kLibfaketime},
+          {"FAKETIME_TIMESTAMP_FILE", clock_file},
+          {"FAKETIME_NO_CACHE", "1"},
+          {"FAKETIME_DONT_FAKE_MONOTONIC", "1"},
+          {"ASAN_OPTIONS", asan_options}};
+}
+
 ::testing::AssertionResult libfaketime_available() {
   if (kLibfaketime[0] != '\0' && access(kLibfaketime, R_OK) == 0) {
     return ::testing::AssertionSuccess();

@@ -28,6 +28,11 @@ inline constexpr const char* kSnowidCli = SNOWID_CLI_PATH;
 ::testing::AssertionResult redis_cli_available();
 ::testing::AssertionResult libfaketime_available();
 
+// The environment that gives a daemon a wall clock of its own: libfaketime
+// preloaded, reading its offset from `clock_file` on every clock read, the
+// monotonic clock left real (and an ASan build told not to mind the preload).
+Env faketime_env(const std::string& clock_file);
+
 // Fields of an id of the default layout (41 time, 2 region, 8 host, 12 sequence).
 inline std::uint32_t region_of(std::uint64_t id) {
   return static_cast<std::uint32_t>((id >> 20) & 0x3);
