@@ -166,11 +166,15 @@ Result<std::unique_ptr<WorkerRegistry>> open_registry(const RegistryConfig& c, c
 #endif
 }
 
+std::string this_host_name() {
+  char name[HOST_NAME_MAX + 1] = {};
+  if (::gethostname(name, sizeof name - 1) == 0 && name[0] != '\0') return name;
+  return "localhost";
+}
+
 HolderInfo this_holder(WallTime started) {
   HolderInfo h;
-  char name[HOST_NAME_MAX + 1] = {};
-  if (::gethostname(name, sizeof name - 1) == 0) h.host = name;
-  if (h.host.empty()) h.host = "localhost";
+  h.host = this_host_name();
   h.pid = ::getpid();
   h.started = started;
   return h;

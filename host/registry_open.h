@@ -87,6 +87,9 @@ Status initialize_etcd_namespace(const RegistryConfig& config, const Layout& lay
 Result<WallTime> declare_etcd_data_lost(const RegistryConfig& config, const Layout& layout,
                                         const Clock& clock, Duration in_flight);
 
+// The machine's host name ("localhost" when it has none).
+std::string this_host_name();
+
 // Who this process is, as registries show it to operators: the host name,
 // the pid, `started`; no address.
 HolderInfo this_holder(WallTime started);

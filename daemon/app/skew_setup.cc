@@ -1,8 +1,6 @@
 #include "skew_setup.h"
 
-#include <unistd.h>
-
-#include <climits>
+#include <algorithm>
 #include <utility>
 
 #include "registry_setup.h"
@@ -43,10 +41,7 @@ Status check_skew_settings(const Settings& settings) {
 }
 
 std::string host_name_of(const Settings& settings) {
-  if (!settings.host_name.empty()) return settings.host_name;
-  char name[HOST_NAME_MAX + 1] = {};
-  if (::gethostname(name, sizeof name - 1) == 0 && name[0] != '\0') return name;
-  return "localhost";
+  return settings.host_name.empty() ? host::this_host_name() : settings.host_name;
 }
 
 std::string holder_address(const Settings& settings, const BoundAddresses& bound) {
