@@ -38,6 +38,7 @@
 #include <vector>
 
 #include "mutex.h"
+#include "pg_io.h"
 #include "schema.h"
 #include "sql_texts.h"
 #include "store_errors.h"
@@ -49,6 +50,10 @@ using internal::Mutex;
 using internal::MutexLock;
 namespace {
 
+using pg::Answer;
+using pg::exec_bounded;
+using pg::PgResult;
+using pg::trimmed;
 using sequences::Migration;
 
 // Version n is kMigrations[n - 1]; the versions mean what they mean on
@@ -62,17 +67,6 @@ static_assert(std::size(kMigrations) == sequences::kSchemaVersion);
 // The advisory lock that serialises migrators of one database: "snowid" in
 // ASCII, read as a number.
 constexpr std::string_view kMigrationLock = "126926487505252";
-
-struct ResultFree {
-  void operator()(PGresult* r) const noexcept { PQclear(r); }
-};
-using PgResult = std::unique_ptr<PGresult, ResultFree>;
-
-std::string trimmed(const char* text) {
-  std::string s = text != nullptr ? text : "";
-  while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
-  return s;
-}
 
 // What a failed statement means under the contract. Sets `broken` when the
 // connection cannot be used again.
@@ -124,78 +118,6 @@ Duration answer_budget(const PostgresTicketStoreOptions& o) {
     return kYear;
   }
   return o.statement_timeout + o.connect_timeout;
-}
-
-enum class SocketWait { kReady, kTimedOut, kFailed };
-
-// Waits for `events` on the connection's socket until `deadline`, measured
-// on `clock`; each poll() is also bounded by what was left when it began,
-// so a simulated clock that does not move still ends the wait.
-SocketWait wait_socket(PGconn* conn, short events, const Clock& clock, MonoTime deadline) {
-  const int fd = PQsocket(conn);
-  if (fd < 0) return SocketWait::kFailed;
-  for (;;) {
-    const Duration left = deadline - clock.mono_now();
-    if (left <= Duration::zero()) return SocketWait::kTimedOut;
-    const std::int64_t left_ms = std::chrono::ceil<std::chrono::milliseconds>(left).count();
-    const int timeout_ms =
-        static_cast<int>(std::min<std::int64_t>(left_ms, std::numeric_limits<int>::max()));
-    pollfd p{fd, events, 0};
-    const int n = ::poll(&p, 1, timeout_ms);
-    if (n > 0) return SocketWait::kReady;
-    if (n == 0 && timeout_ms == left_ms) return SocketWait::kTimedOut;
-    if (n < 0 && errno != EINTR) return SocketWait::kFailed;
-  }
-}
-
-// The answer to one command sent by exec_bounded().
-struct Answer {
-  PgResult result;         // null when the command could not be sent or read
-  bool timed_out = false;  // no complete answer within the budget
-};
-
-// Sends `sql` (with `params`, one statement; without, a script of several
-// statements) and collects its answer as PQexec would (the first error, else
-// the last result), waiting at most `budget` on `clock`. The connection
-// must be in nonblocking mode. After a timeout the command is still in
-// flight: the connection must be dropped.
-Answer exec_bounded(PGconn* conn, const char* sql, const std::vector<const char*>* params,
-                    const Clock& clock, Duration budget) {
-  const MonoTime deadline = clock.mono_now() + budget;
-  const int sent = params != nullptr
-                       ? PQsendQueryParams(conn, sql, static_cast<int>(params->size()), nullptr,
-                                           params->data(), nullptr, nullptr, 0)
-                       : PQsendQuery(conn, sql);
-  if (sent == 0) return {};
-  // The command may not fit in the socket's buffer at once.
-  for (int flushed = PQflush(conn); flushed != 0; flushed = PQflush(conn)) {
-    if (flushed < 0) return {};
-    const SocketWait w = wait_socket(conn, POLLIN | POLLOUT, clock, deadline);
-    if (w == SocketWait::kTimedOut) return {nullptr, true};
-    if (w == SocketWait::kFailed || PQconsumeInput(conn) == 0) return {};
-  }
-  Answer answer;
-  for (;;) {
-    while (PQisBusy(conn) != 0) {
-      const SocketWait w = wait_socket(conn, POLLIN, clock, deadline);
-      if (w == SocketWait::kTimedOut) {
-        answer.timed_out = true;
-        return answer;
-      }
-      // A connection that failed while reading is not asked for more.
-      if (w == SocketWait::kFailed || PQconsumeInput(conn) == 0) {
-        answer.result.reset();
-        return answer;
-      }
-    }
-    PGresult* r = PQgetResult(conn);
-    if (r == nullptr) return answer;
-    if (answer.result != nullptr && PQresultStatus(answer.result.get()) == PGRES_FATAL_ERROR) {
-      PQclear(r);
-    } else {
-      answer.result.reset(r);
-    }
-  }
 }
 
 Result<std::int64_t> parse_int(const PGresult* res, int row, int column, std::string_view name) {
@@ -543,27 +465,9 @@ class PostgresTicketStore final : public TicketStore {
   // statement_timeout, synchronous commits and READ COMMITTED; or
   // kUnavailable.
   Result<PGconn*> connect() {
-    using std::chrono::ceil;
-    using std::chrono::seconds;
-    // libpq counts whole seconds and treats less than 2 as 2.
-    const std::string connect_timeout =
-        std::to_string(std::max<std::int64_t>(2, ceil<seconds>(options_.connect_timeout).count()));
-    // The caller's string is expanded first; the later keys override it.
-    const char* keys[] = {"dbname", "connect_timeout", "fallback_application_name", nullptr};
-    const char* values[] = {conninfo_.c_str(), connect_timeout.c_str(), "snowid", nullptr};
-    PGconn* conn = PQconnectdbParams(keys, values, /*expand_dbname=*/1);
-    if (conn == nullptr) return Status(Code::kUnavailable, "postgresql: connect: out of memory");
-    if (PQstatus(conn) != CONNECTION_OK) {
-      Status s(Code::kUnavailable, "postgresql: connect: " + trimmed(PQerrorMessage(conn)));
-      PQfinish(conn);
-      return s;
-    }
-    // Sends never block: exec_bounded() waits for the socket itself.
-    if (PQsetnonblocking(conn, 1) != 0) {
-      Status s(Code::kUnavailable, "postgresql: connect: " + trimmed(PQerrorMessage(conn)));
-      PQfinish(conn);
-      return s;
-    }
+    Result<PGconn*> made = pg::connect_nonblocking(conninfo_, options_.connect_timeout);
+    if (!made.is_ok()) return made.status();
+    PGconn* conn = made.value();
     const std::string timeout_ms = std::to_string(
         std::chrono::duration_cast<std::chrono::milliseconds>(options_.statement_timeout).count());
     // Two defaults a database or role may have been given are overridden
@@ -692,16 +596,7 @@ Lease::~Lease() {
 
 Result<std::unique_ptr<TicketStore>> open_postgres_ticket_store(
     const std::string& conninfo, const Clock& clock, PostgresTicketStoreOptions options) {
-  char* error = nullptr;
-  PQconninfoOption* parsed = PQconninfoParse(conninfo.c_str(), &error);
-  if (parsed == nullptr) {
-    Status s(Code::kInvalidArgument,
-             "postgresql: the connection string is not valid: " +
-                 (error != nullptr ? trimmed(error) : std::string("out of memory")));
-    PQfreemem(error);
-    return s;
-  }
-  PQconninfoFree(parsed);
+  if (Status s = pg::check_conninfo(conninfo); !s.is_ok()) return s;
   if (options.connections < 1) {
     return Status(Code::kInvalidArgument, "postgresql: at least one connection is needed");
   }

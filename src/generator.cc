@@ -160,6 +160,14 @@ struct Generator::Impl {
 
   // The guard did not permit an id: for good if the lease is lost, until a
   // renewal otherwise.
+  // `b`, after telling the observer about it when ids were issued.
+  IdBatch told(IdBatch b) const noexcept {
+    if (opt.observer != nullptr && b.code == Code::kOk) {
+      opt.observer->issued(b.first, b.count, opt.worker);
+    }
+    return b;
+  }
+
   IdBatch lease_refusal() noexcept {
     counters.lease_refusals.fetch_add(1, std::memory_order_relaxed);
     if (lease->lost()) return refuse(Code::kLeaseLost);
@@ -426,23 +434,23 @@ Generator::Generator(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Generator::~Generator() = default;
 
 IdResult Generator::next() noexcept {
-  const IdBatch b = impl_->wait_for(1);
+  const IdBatch b = impl_->told(impl_->wait_for(1));
   return IdResult{b.first, b.code, b.retry_after};
 }
 
 IdResult Generator::try_next() noexcept {
-  const IdBatch b = impl_->attempt(1);
+  const IdBatch b = impl_->told(impl_->attempt(1));
   return IdResult{b.first, b.code, b.retry_after};
 }
 
 IdBatch Generator::reserve(std::uint32_t n) noexcept {
   if (n == 0) return Impl::fail(Code::kInvalidArgument);
-  return impl_->wait_for(n);
+  return impl_->told(impl_->wait_for(n));
 }
 
 IdBatch Generator::try_reserve(std::uint32_t n) noexcept {
   if (n == 0) return Impl::fail(Code::kInvalidArgument);
-  return impl_->attempt(n);
+  return impl_->told(impl_->attempt(n));
 }
 
 Status Generator::close() {

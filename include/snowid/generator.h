@@ -39,6 +39,7 @@
 #include <optional>
 
 #include "snowid/fence.h"
+#include "snowid/issue_observer.h"
 #include "snowid/layout.h"
 #include "snowid/lease_guard.h"
 #include "snowid/status.h"
@@ -108,6 +109,10 @@ struct GeneratorOptions {
   // Called once, on the thread that saw the clock go back beyond
   // max_backward. Must not call back into the generator.
   std::function<void(const Status&)> on_unhealthy;
+  // Told about every id issued (see issue_observer.h); none when unset. A
+  // LeasedGenerator hands it to each generator it makes, with that
+  // generator's worker id.
+  std::shared_ptr<IssueObserver> observer;
 };
 
 struct [[nodiscard]] IdResult {

@@ -6,6 +6,7 @@
 #include "snowid/fence.h"
 #include "snowid/file_registry.h"
 #include "snowid/generator.h"
+#include "snowid/issue_observer.h"
 #include "snowid/id_text.h"
 #include "snowid/layout.h"
 #include "snowid/layout_history.h"

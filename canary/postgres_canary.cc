@@ -1,0 +1,575 @@
+// The uniqueness canary (include/snowid/postgres_canary.h).
+//
+// Issuing threads push sampled ids into a SampleRing and never wait. One
+// writer thread owns the connection: it takes up to batch_max samples,
+// inserts them with one statement that skips ids the table already has and
+// answers the ids it took, and treats every other sample as a duplicate:
+// it reads the row the table kept, records the pair in
+// snowid_canary_violations and tells on_violation. A batch whose answer was
+// lost with the connection is sent again with the same batch number, so its
+// own rows are not mistaken for duplicates. While the database is
+// unreachable the writer holds one batch and retries; the ring fills and
+// issuing threads drop what does not fit.
+#include "snowid/postgres_canary.h"
+
+#include <fcntl.h>
+#include <libpq-fe.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <charconv>
+#include <cstdint>
+#include <random>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <unordered_map>
+#include <unordered_set>
+#include <utility>
+#include <vector>
+
+#include "canary_sql.h"
+#include "mutex.h"
+#include "pg_io.h"
+#include "sample_ring.h"
+
+namespace snowid {
+
+using internal::CondVar;
+using internal::Mutex;
+using internal::MutexLock;
+
+namespace {
+
+using canary::QueuedSample;
+using canary::SampleRing;
+using pg::Answer;
+using pg::PgResult;
+
+constexpr std::size_t kMinQueue = 16;
+constexpr std::size_t kMaxQueue = std::size_t{1} << 24;
+constexpr std::size_t kMaxBatch = 65536;
+constexpr Duration kFirstBackoff = std::chrono::milliseconds(100);
+constexpr Duration kMaxBackoff = std::chrono::seconds(5);
+constexpr Duration kPruneEvery = std::chrono::minutes(1);
+
+// "{1,2,3}": an array parameter in PostgreSQL's text form.
+template <class Get>
+std::string array_text(const std::vector<QueuedSample>& batch, Get get) {
+  std::string out = "{";
+  for (std::size_t i = 0; i < batch.size(); ++i) {
+    if (i != 0) out += ',';
+    out += std::to_string(get(batch[i]));
+  }
+  out += '}';
+  return out;
+}
+
+bool parse_i64(const PGresult* res, int row, int column, std::int64_t& out) {
+  if (PQgetisnull(res, row, column)) return false;
+  const char* text = PQgetvalue(res, row, column);
+  const char* end = text + PQgetlength(res, row, column);
+  const auto [ptr, ec] = std::from_chars(text, end, out);
+  return ec == std::errc() && ptr == end;
+}
+
+// How a statement ended.
+enum class Outcome {
+  kDone,    // answered
+  kBroken,  // the connection is gone or out of step: reconnect, send again
+  kFailed,  // the server refused it: sending it again would fail again
+};
+
+}  // namespace
+
+bool canary_samples(std::uint64_t id, std::uint32_t every) noexcept {
+  if (every <= 1) return true;
+  // splitmix64's finaliser: every bit of the id moves every bit of the hash,
+  // so consecutive ids are sampled independently of their sequence field.
+  std::uint64_t z = id + 0x9E3779B97F4A7C15ULL;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+  z ^= z >> 31;
+  return z % every == 0;
+}
+
+struct PostgresCanary::Impl {
+  Impl(const Clock& c, CanaryOptions o)
+      : clock(c),
+        opt(std::move(o)),
+        ring(opt.queue_capacity),
+        budget(opt.statement_timeout + opt.connect_timeout) {}
+
+  ~Impl() {
+    if (conn != nullptr) PQfinish(conn);
+    for (int fd : wake) {
+      if (fd >= 0) ::close(fd);
+    }
+  }
+
+  const Clock& clock;
+  const CanaryOptions opt;
+  SampleRing ring;
+  const Duration budget;
+  // A pipe whose read end ends the writer's waits on the server at close().
+  int wake[2] = {-1, -1};
+
+  std::atomic<std::uint64_t> sampled{0};
+  std::atomic<std::uint64_t> stored{0};
+  std::atomic<std::uint64_t> violations{0};
+  std::atomic<std::uint64_t> dropped_full{0};
+  std::atomic<std::uint64_t> dropped_unstored{0};
+  std::atomic<std::uint64_t> store_failures{0};
+  std::atomic<bool> store_up{false};
+  std::atomic<bool> closed{false};
+  // Samples pushed, and samples the writer is done with (stored, found to
+  // be duplicates, or dropped): flush() waits for the second to reach the first.
+  std::atomic<std::uint64_t> pushed{0};
+  std::atomic<std::uint64_t> settled{0};
+
+  Mutex mu;
+  CondVar cv;  // the writer is asked to stop or hurry; a batch settled
+  bool stop GUARDED_BY(mu) = false;
+  MonoTime stop_by GUARDED_BY(mu){};
+  bool hurry GUARDED_BY(mu) = false;
+  bool writer_done GUARDED_BY(mu) = false;
+
+  std::thread writer;
+
+  // The writer's own.
+  PGconn* conn = nullptr;
+  std::vector<QueuedSample> batch;
+  std::int64_t batch_number = 0;  // of `batch`, kept when it is sent again
+  std::int64_t next_batch = 0;
+  enum class Reach { kUnknown, kUp, kDown } reach = Reach::kUnknown;
+  Duration backoff = kFirstBackoff;
+  MonoTime next_connect{};
+  MonoTime next_prune{};
+
+  void push(std::uint64_t id, WorkerId worker) noexcept {
+    sampled.fetch_add(1, std::memory_order_relaxed);
+    if (closed.load(std::memory_order_acquire)) {
+      dropped_unstored.fetch_add(1, std::memory_order_relaxed);
+      return;
+    }
+    if (!ring.push(QueuedSample{id, worker.region, worker.host})) {
+      dropped_full.fetch_add(1, std::memory_order_relaxed);
+      return;
+    }
+    pushed.fetch_add(1, std::memory_order_release);
+  }
+
+  void settle(std::uint64_t n) {
+    settled.fetch_add(n, std::memory_order_release);
+    MutexLock lock(mu);
+    cv.notify_all();
+  }
+
+  void reached(const Status& s) {
+    store_up.store(s.is_ok(), std::memory_order_relaxed);
+    const Reach now = s.is_ok() ? Reach::kUp : Reach::kDown;
+    if (!s.is_ok()) store_failures.fetch_add(1, std::memory_order_relaxed);
+    if (now == reach) return;
+    reach = now;
+    if (opt.on_store_change) opt.on_store_change(s);
+  }
+
+  void drop_connection() {
+    if (conn != nullptr) PQfinish(conn);
+    conn = nullptr;
+  }
+
+  // Runs one statement on the connection.
+  Outcome run(const char* sql, const std::vector<const char*>* params, PgResult& out,
+              Status& error) {
+    Answer a = pg::exec_bounded(conn, sql, params, clock, budget, wake[0]);
+    if (a.timed_out || a.result == nullptr) {
+      error = Status(Code::kUnavailable, a.timed_out
+                                             ? "postgresql: no answer within the statement budget"
+                                             : "postgresql: " + pg::trimmed(PQerrorMessage(conn)));
+      return Outcome::kBroken;
+    }
+    const ExecStatusType st = PQresultStatus(a.result.get());
+    if (st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK) {
+      out = std::move(a.result);
+      return Outcome::kDone;
+    }
+    const char* state = PQresultErrorField(a.result.get(), PG_DIAG_SQLSTATE);
+    const std::string code = state != nullptr ? state : "";
+    error = Status(Code::kUnavailable,
+                   "postgresql: " + pg::trimmed(PQresultErrorMessage(a.result.get())) +
+                       (code.empty() ? "" : " (SQLSTATE " + code + ")"));
+    // The connection failed, the server is going away or is read-only, a
+    // timeout, or the tables were dropped under it: another connection
+    // (which creates the tables again) may succeed.
+    if (PQstatus(conn) != CONNECTION_OK || code.empty() || code.starts_with("08") ||
+        code.starts_with("57") || code.starts_with("53") || code == "25006" || code == "42P01" ||
+        code == "40001" || code == "40P01") {
+      return Outcome::kBroken;
+    }
+    return Outcome::kFailed;
+  }
+
+  // A connection with the session settings and the tables, or false (and
+  // the next attempt scheduled) when the database cannot be reached.
+  bool connected() {
+    if (conn != nullptr) return true;
+    if (clock.mono_now() < next_connect) return false;
+    Result<PGconn*> made = pg::connect_nonblocking(opt.conninfo, opt.connect_timeout);
+    Status error;
+    if (made.is_ok()) {
+      conn = made.value();
+      const std::string timeout_ms = std::to_string(
+          std::chrono::duration_cast<std::chrono::milliseconds>(opt.statement_timeout).count());
+      const std::vector<const char*> params = {timeout_ms.c_str()};
+      PgResult ignored;
+      if (run(canary::sql::kSession, &params, ignored, error) == Outcome::kDone &&
+          run(canary::sql::kSchema, nullptr, ignored, error) == Outcome::kDone) {
+        backoff = kFirstBackoff;
+        reached(Status::ok());
+        return true;
+      }
+      drop_connection();
+    } else {
+      error = made.status();
+    }
+    reached(error);
+    next_connect = clock.mono_now() + backoff;
+    backoff = std::min(backoff * 2, kMaxBackoff);
+    return false;
+  }
+
+  void fill_batch() {
+    QueuedSample s;
+    while (batch.size() < opt.batch_max && ring.pop(s)) batch.push_back(s);
+    if (!batch.empty() && batch_number == 0) batch_number = ++next_batch;
+  }
+
+  void finish_batch() {
+    const std::size_t n = batch.size();
+    batch.clear();
+    batch_number = 0;
+    settle(n);
+  }
+
+  // Stores `batch`; on kDone every sample is counted, stored or duplicate.
+  Outcome store_batch(Status& error) {
+    const std::string ids = array_text(batch, [](const QueuedSample& s) { return s.id; });
+    const std::string regions = array_text(batch, [](const QueuedSample& s) { return s.region; });
+    const std::string hosts = array_text(batch, [](const QueuedSample& s) { return s.host; });
+    const std::string number = std::to_string(batch_base + batch_number);
+    const std::vector<const char*> params = {ids.c_str(),      regions.c_str(),    hosts.c_str(),
+                                             opt.host.c_str(), opt.holder.c_str(), number.c_str()};
+    PgResult res;
+    if (const Outcome o = run(canary::sql::kInsert, &params, res, error); o != Outcome::kDone) {
+      return o;
+    }
+    std::unordered_set<std::uint64_t> taken;
+    for (int row = 0; row < PQntuples(res.get()); ++row) {
+      std::int64_t id = 0;
+      if (parse_i64(res.get(), row, 0, id)) taken.insert(static_cast<std::uint64_t>(id));
+    }
+    // A sample is new if the statement took its id and no earlier sample of
+    // the batch claimed that: the second copy within a batch is a duplicate.
+    std::vector<QueuedSample> doubtful;
+    std::unordered_set<std::uint64_t> claimed;
+    for (const QueuedSample& s : batch) {
+      if (taken.contains(s.id) && claimed.insert(s.id).second) continue;
+      doubtful.push_back(s);
+    }
+    std::uint64_t fresh = batch.size() - doubtful.size();
+    if (!doubtful.empty()) {
+      const Outcome o = judge(doubtful, claimed, fresh, error);
+      if (o != Outcome::kDone) return o;
+    }
+    stored.fetch_add(fresh, std::memory_order_relaxed);
+    return Outcome::kDone;
+  }
+
+  // The samples whose id the table already had: duplicates, unless the row
+  // is this batch's own from an attempt whose answer was lost.
+  Outcome judge(const std::vector<QueuedSample>& doubtful,
+                std::unordered_set<std::uint64_t>& claimed, std::uint64_t& fresh, Status& error) {
+    const std::string ids = array_text(doubtful, [](const QueuedSample& s) { return s.id; });
+    const std::vector<const char*> params = {ids.c_str()};
+    PgResult res;
+    if (const Outcome o = run(canary::sql::kFirstHolders, &params, res, error);
+        o != Outcome::kDone) {
+      return o;
+    }
+    struct Kept {
+      CanarySample sample;
+      std::int64_t batch = 0;
+    };
+    std::unordered_map<std::uint64_t, Kept> kept;
+    for (int row = 0; row < PQntuples(res.get()); ++row) {
+      std::int64_t id = 0;
+      std::int64_t region = 0;
+      std::int64_t host = 0;
+      std::int64_t number = 0;
+      std::int64_t at_us = 0;
+      if (!parse_i64(res.get(), row, 0, id) || !parse_i64(res.get(), row, 1, region) ||
+          !parse_i64(res.get(), row, 2, host) || !parse_i64(res.get(), row, 5, number)) {
+        continue;
+      }
+      Kept k;
+      k.sample.id = static_cast<std::uint64_t>(id);
+      k.sample.worker =
+          WorkerId{static_cast<std::uint32_t>(region), static_cast<std::uint32_t>(host)};
+      k.sample.host = PQgetvalue(res.get(), row, 3);
+      k.sample.holder = PQgetvalue(res.get(), row, 4);
+      if (parse_i64(res.get(), row, 6, at_us)) {
+        k.sample.stored_at = WallTime(std::chrono::microseconds(at_us));
+      }
+      k.batch = number;
+      kept.emplace(k.sample.id, std::move(k));
+    }
+    const std::int64_t own = batch_base + batch_number;
+    std::vector<CanaryViolation> found;
+    for (const QueuedSample& s : doubtful) {
+      const auto it = kept.find(s.id);
+      if (it != kept.end() && it->second.batch == own && claimed.insert(s.id).second) {
+        ++fresh;  // stored by this batch's earlier attempt
+        continue;
+      }
+      CanaryViolation v;
+      v.id = s.id;
+      if (it != kept.end()) v.first = it->second.sample;
+      v.first.id = s.id;
+      v.second = CanarySample{s.id, WorkerId{s.region, s.host}, opt.host, opt.holder, {}};
+      found.push_back(std::move(v));
+    }
+    for (const CanaryViolation& v : found) {
+      violations.fetch_add(1, std::memory_order_relaxed);
+      record(v);
+      if (opt.on_violation) opt.on_violation(v);
+    }
+    return Outcome::kDone;
+  }
+
+  // Writes the pair into snowid_canary_violations. A failure there loses
+  // only the row: the violation is counted and told all the same.
+  void record(const CanaryViolation& v) {
+    const bool known = !v.first.host.empty() || !v.first.holder.empty();
+    const std::string id = std::to_string(v.id);
+    const std::string r1 = std::to_string(v.first.worker.region);
+    const std::string h1 = std::to_string(v.first.worker.host);
+    const std::string at =
+        v.first.stored_at ? std::to_string(std::chrono::duration_cast<std::chrono::microseconds>(
+                                               v.first.stored_at->time_since_epoch())
+                                               .count())
+                          : std::string();
+    const std::string r2 = std::to_string(v.second.worker.region);
+    const std::string h2 = std::to_string(v.second.worker.host);
+    const std::vector<const char*> params = {id.c_str(),
+                                             known ? r1.c_str() : nullptr,
+                                             known ? h1.c_str() : nullptr,
+                                             known ? v.first.host.c_str() : nullptr,
+                                             known ? v.first.holder.c_str() : nullptr,
+                                             v.first.stored_at ? at.c_str() : nullptr,
+                                             r2.c_str(),
+                                             h2.c_str(),
+                                             v.second.host.c_str(),
+                                             v.second.holder.c_str()};
+    PgResult ignored;
+    Status error;
+    if (run(canary::sql::kRecordViolation, &params, ignored, error) == Outcome::kBroken) {
+      drop_connection();
+    }
+  }
+
+  void prune() {
+    if (opt.retention <= Duration::zero() || conn == nullptr) return;
+    const MonoTime now = clock.mono_now();
+    if (now < next_prune) return;
+    next_prune = now + kPruneEvery;
+    const std::string ms = std::to_string(
+        std::chrono::duration_cast<std::chrono::milliseconds>(opt.retention).count());
+    const std::vector<const char*> params = {ms.c_str()};
+    PgResult ignored;
+    Status error;
+    if (run(canary::sql::kPrune, &params, ignored, error) == Outcome::kBroken) {
+      drop_connection();
+      reached(error);
+    }
+  }
+
+  // Sleeps up to `d`, or until asked to stop or hurry.
+  void pause(Duration d) {
+    MutexLock lock(mu);
+    if (!stop && !hurry) cv.wait_for(mu, d);
+    hurry = false;
+  }
+
+  void run_writer() {
+    for (;;) {
+      bool stopping = false;
+      MonoTime stop_deadline{};
+      {
+        MutexLock lock(mu);
+        stopping = stop;
+        stop_deadline = stop_by;
+      }
+      fill_batch();
+      if (stopping && (batch.empty() || clock.mono_now() >= stop_deadline)) break;
+      if (batch.empty()) {
+        prune();
+        pause(opt.idle_wait);
+        continue;
+      }
+      if (!connected()) {
+        if (stopping) break;
+        pause(std::max(Duration(std::chrono::milliseconds(1)), next_connect - clock.mono_now()));
+        continue;
+      }
+      Status error;
+      switch (store_batch(error)) {
+        case Outcome::kDone:
+          finish_batch();
+          break;
+        case Outcome::kBroken:
+          // Sent again on a new connection, with the same batch number.
+          drop_connection();
+          reached(error);
+          next_connect = clock.mono_now() + backoff;
+          break;
+        case Outcome::kFailed:
+          store_failures.fetch_add(1, std::memory_order_relaxed);
+          dropped_unstored.fetch_add(batch.size(), std::memory_order_relaxed);
+          finish_batch();
+          break;
+      }
+    }
+    // Stopped: what is left is not stored.
+    closed.store(true, std::memory_order_release);
+    QueuedSample s;
+    while (ring.pop(s)) batch.push_back(s);
+    dropped_unstored.fetch_add(batch.size(), std::memory_order_relaxed);
+    finish_batch();
+    drop_connection();
+    MutexLock lock(mu);
+    writer_done = true;
+    cv.notify_all();
+  }
+
+  // Batch numbers start at a random point of the 63-bit range, so that two
+  // processes (or two canaries of one process) do not share them.
+  const std::int64_t batch_base = [] {
+    std::random_device rd;
+    const std::uint64_t r = (std::uint64_t{rd()} << 32) ^ rd();
+    return static_cast<std::int64_t>(r >> 2);
+  }();
+};
+
+Result<std::shared_ptr<PostgresCanary>> PostgresCanary::start(const Clock& clock,
+                                                              CanaryOptions options) {
+  if (options.conninfo.empty()) {
+    return Status(Code::kInvalidArgument, "canary: a PostgreSQL connection string is needed");
+  }
+  if (Status s = pg::check_conninfo(options.conninfo); !s.is_ok()) {
+    return Status(Code::kInvalidArgument, "canary: " + s.message());
+  }
+  if (options.sample_every == 0) {
+    return Status(Code::kInvalidArgument, "canary: sample_every must be at least 1");
+  }
+  if (options.queue_capacity < kMinQueue || options.queue_capacity > kMaxQueue) {
+    return Status(Code::kInvalidArgument, "canary: queue_capacity must be between 16 and 16777216");
+  }
+  if (options.batch_max < 1 || options.batch_max > kMaxBatch) {
+    return Status(Code::kInvalidArgument, "canary: batch_max must be between 1 and 65536");
+  }
+  if (options.connect_timeout <= Duration::zero() ||
+      options.statement_timeout <= Duration::zero()) {
+    return Status(Code::kInvalidArgument, "canary: the timeouts must be positive");
+  }
+  if (options.retention < Duration::zero()) {
+    return Status(Code::kInvalidArgument, "canary: retention must not be negative");
+  }
+  if (options.idle_wait < std::chrono::milliseconds(1) ||
+      options.idle_wait > std::chrono::seconds(1)) {
+    return Status(Code::kInvalidArgument, "canary: idle_wait must be between 1 ms and 1 s");
+  }
+  auto impl = std::make_unique<Impl>(clock, std::move(options));
+  if (::pipe2(impl->wake, O_CLOEXEC | O_NONBLOCK) != 0) {
+    return Status(Code::kUnavailable, "canary: cannot make a pipe");
+  }
+  impl->batch.reserve(impl->opt.batch_max);
+  Impl* raw = impl.get();
+  std::shared_ptr<PostgresCanary> canary(new PostgresCanary(std::move(impl)));
+  raw->writer = std::thread([raw] { raw->run_writer(); });
+  return canary;
+}
+
+PostgresCanary::PostgresCanary(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+PostgresCanary::~PostgresCanary() { close(Duration::zero()); }
+
+void PostgresCanary::issued(std::uint64_t first, std::uint32_t count, WorkerId worker) noexcept {
+  Impl& c = *impl_;
+  const std::uint32_t every = c.opt.sample_every;
+  for (std::uint32_t i = 0; i < count; ++i) {
+    if (canary_samples(first + i, every)) c.push(first + i, worker);
+  }
+}
+
+bool PostgresCanary::flush(Duration timeout) {
+  Impl& c = *impl_;
+  const std::uint64_t target = c.pushed.load(std::memory_order_acquire);
+  const MonoTime deadline = c.clock.mono_now() + timeout;
+  MutexLock lock(c.mu);
+  c.hurry = true;
+  c.cv.notify_all();
+  while (c.settled.load(std::memory_order_acquire) < target) {
+    const Duration left = deadline - c.clock.mono_now();
+    if (left <= Duration::zero() || c.closed.load(std::memory_order_acquire)) break;
+    // Bounded slices: the writer's notification may come between the check
+    // and the wait only if it runs outside the lock, which it does not.
+    c.cv.wait_for(c.mu, std::min(left, Duration(std::chrono::milliseconds(50))));
+  }
+  return c.settled.load(std::memory_order_acquire) >= target;
+}
+
+void PostgresCanary::close(Duration timeout) {
+  Impl& c = *impl_;
+  {
+    MutexLock lock(c.mu);
+    if (!c.stop) {
+      c.stop = true;
+      c.stop_by = c.clock.mono_now() + timeout;
+    }
+    c.cv.notify_all();
+    // The writer stores what it can until stop_by; a statement then still
+    // awaited from a server that does not answer is given up below.
+    while (!c.writer_done && c.writer.joinable()) {
+      const Duration left = c.stop_by - c.clock.mono_now();
+      if (left <= Duration::zero()) break;
+      c.cv.wait_for(c.mu, std::min(left, Duration(std::chrono::milliseconds(50))));
+    }
+  }
+  if (c.wake[1] >= 0) {
+    const char byte = 1;
+    (void)!::write(c.wake[1], &byte, 1);
+  }
+  if (c.writer.joinable()) c.writer.join();
+  c.closed.store(true, std::memory_order_release);
+}
+
+CanaryStats PostgresCanary::stats() const noexcept {
+  const Impl& c = *impl_;
+  auto get = [](const std::atomic<std::uint64_t>& a) { return a.load(std::memory_order_relaxed); };
+  CanaryStats s;
+  s.sampled = get(c.sampled);
+  s.stored = get(c.stored);
+  s.violations = get(c.violations);
+  s.dropped_full = get(c.dropped_full);
+  s.dropped_unstored = get(c.dropped_unstored);
+  s.store_failures = get(c.store_failures);
+  s.queued = c.ring.size();
+  s.store_up = c.store_up.load(std::memory_order_relaxed);
+  return s;
+}
+
+const CanaryOptions& PostgresCanary::options() const noexcept { return impl_->opt; }
+
+}  // namespace snowid
