@@ -414,6 +414,9 @@ struct PostgresCanary::Impl {
       fill_batch();
       if (stopping && (batch.empty() || clock.mono_now() >= stop_deadline)) break;
       if (batch.empty()) {
+        // Connected before the first sample, so that the store's state
+        // (store_up) is known, and alerted on, while nothing is issued.
+        if (!stopping) (void)connected();
         prune();
         pause(opt.idle_wait);
         continue;

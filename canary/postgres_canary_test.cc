@@ -160,6 +160,19 @@ TEST(PostgresCanary, TheRuleSamplesEveryIdAtOneAndAboutOneInNOtherwise) {
   }
   EXPECT_GT(hits, 900u);
   EXPECT_LT(hits, 1100u);
+  // Pinned (docs/canary.md lists them for ports of the rule): the first ids
+  // from 2^40 that 1 in 1,000 keeps, and splitmix64's known first output
+  // for 0.
+  std::vector<std::uint64_t> first;
+  for (std::uint64_t id = 1ULL << 40; first.size() < 6; ++id) {
+    if (canary_samples(id, 1000)) first.push_back(id);
+  }
+  EXPECT_EQ(first, (std::vector<std::uint64_t>{1099511629305, 1099511629542, 1099511631343,
+                                               1099511632348, 1099511634635, 1099511635712}));
+  // 0xe220a8397b1dcdaf: divisible by 5, and by no other number below 200.
+  EXPECT_FALSE(canary_samples(0, 1000));
+  EXPECT_FALSE(canary_samples(0, 2));
+  EXPECT_TRUE(canary_samples(0, 5));
 }
 
 TEST(PostgresCanary, AnIdStoredByTwoHoldersIsRecordedWithBoth) {

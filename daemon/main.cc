@@ -32,6 +32,7 @@
 #include <vector>
 
 #include "ascii.h"
+#include "canary_setup.h"
 #include "clock_reference.h"
 #include "http_handler.h"
 #include "id_service.h"
@@ -63,6 +64,8 @@ constexpr int kExitFailure = 1;
 constexpr int kExitUsage = 2;
 // How long a stop waits for connections to finish what they received.
 constexpr Duration kDrainTimeout = 5s;
+// How long a stop waits for the canary to store the samples it holds.
+constexpr Duration kCanaryCloseTimeout = 2s;
 
 // How often the main thread looks at the generator's health between signals.
 constexpr long kWatchNanos = 200 * 1000 * 1000;
@@ -288,6 +291,18 @@ int run(int argc, char** argv) {
   options.lease.holder.host = host_name_of(settings);
   options.lease.holder.address = holder_address(settings, server->addresses());
   options.may_acquire = [&skew_hold] { return skew_hold.status(); };
+  // The canary sees every id the generators issue, and never holds them up.
+  Result<CanarySetup> canary =
+      start_canary(settings, options.lease.holder.host,
+                   options.lease.holder.host + " pid " + std::to_string(options.lease.holder.pid) +
+                       " started " + format_iso8601(options.lease.holder.started),
+                   clock, log);
+  if (!canary.is_ok()) {
+    log.error("start failed",
+              {{"code", code_name(canary.status().code())}, {"error", canary.status().message()}});
+    return kExitUsage;
+  }
+  options.generator.observer = canary->observer;
   options.on_event = [&log, &service_for_events](const LeaseEvent& event) {
     const bool loss = event.kind == LeaseEvent::Kind::kLost;
     const bool bad =
@@ -323,6 +338,7 @@ int run(int argc, char** argv) {
   }
   IdService& service = *service_slot;
   service.set_public_id_stats(keyring_stats_reader(public_ids));
+  if (canary->stats) service.set_canary_stats(canary->stats);
   service.set_skew_hold(&skew_hold);
   service_for_events.store(&service, std::memory_order_release);
   const HttpHandler handler(
@@ -409,6 +425,8 @@ int run(int argc, char** argv) {
   server.reset();
   // What the buffers still hold is lost: gaps, never repeats.
   sequence_service.close();
+  // Samples still queued get a moment to be checked.
+  if (canary->close) canary->close(kCanaryCloseTimeout);
   log.info("stopped");
   return closed.is_ok() ? 0 : kExitFailure;
 }

@@ -73,6 +73,9 @@ Result<PGconn*> connect_nonblocking(const std::string& conninfo, Duration connec
     PQfinish(conn);
     return s;
   }
+  // The server's notices ("relation ... already exists, skipping") would go
+  // to stderr, where the daemon writes its log: nothing here acts on them.
+  PQsetNoticeProcessor(conn, [](void*, const char*) {}, nullptr);
   return conn;
 }
 

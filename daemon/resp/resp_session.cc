@@ -78,7 +78,8 @@ constexpr unsigned kSequences = 1U << 6;
 constexpr unsigned kClock = 1U << 7;
 constexpr unsigned kPublicIds = 1U << 8;
 constexpr unsigned kSkew = 1U << 9;
-constexpr unsigned kAllSections = (1U << 10) - 1;
+constexpr unsigned kCanary = 1U << 10;
+constexpr unsigned kAllSections = (1U << 11) - 1;
 
 unsigned section_of(std::string_view name) noexcept {
   if (same_word(name, "server")) return kServer;
@@ -91,6 +92,7 @@ unsigned section_of(std::string_view name) noexcept {
   if (same_word(name, "clock")) return kClock;
   if (same_word(name, "publicids")) return kPublicIds;
   if (same_word(name, "skew")) return kSkew;
+  if (same_word(name, "canary")) return kCanary;
   if (same_word(name, "all") || same_word(name, "everything") || same_word(name, "default"))
     return kAllSections;
   return 0;
@@ -308,6 +310,10 @@ std::string info_text(IdService& ids, const SequenceService* sequences, unsigned
     info.section("PublicIds");
     info.stats("PublicIds", s);
     info.line("public_id_primary_fingerprint", s.public_ids.primary_fingerprint);
+  }
+  if (sections & kCanary) {
+    info.section("Canary");
+    info.stats("Canary", s);
   }
   return info.text();
 }

@@ -241,6 +241,10 @@ ServiceSnapshot IdService::snapshot() const {
   s.uptime = clock_.mono_now() - started_mono_;
   s.lease_losses = lease_losses_.load(std::memory_order_relaxed);
   if (public_id_stats_) s.public_ids = public_id_stats_();
+  if (canary_stats_) {
+    s.canary_on = true;
+    s.canary = canary_stats_();
+  }
   return s;
 }
 

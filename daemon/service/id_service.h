@@ -22,6 +22,7 @@
 #include "skew_snapshot.h"
 #include "snowid/layout.h"
 #include "snowid/leased_generator.h"
+#include "snowid/postgres_canary.h"
 #include "snowid/status.h"
 #include "snowid/time.h"
 
@@ -97,6 +98,9 @@ struct ServiceSnapshot {
   std::uint64_t lease_losses = 0;      // leases lost while running (count_lease_loss)
   ClockReadingsSnapshot clock;         // the clock reference's last readings
   PublicIdKeyringStats public_ids;
+  // The uniqueness canary's figures; all zero when it is off.
+  bool canary_on = false;
+  CanaryStats canary;
   // The skew monitor's last round; null when it is off or has not run yet.
   std::shared_ptr<const SkewSnapshot> skew;
 };
@@ -148,6 +152,8 @@ class IdService {
   void set_public_id_stats(std::function<PublicIdKeyringStats()> read) {
     public_id_stats_ = std::move(read);
   }
+  // Where snapshot() reads the canary's figures; as set_public_id_stats.
+  void set_canary_stats(std::function<CanaryStats()> read) { canary_stats_ = std::move(read); }
   const Layout& layout() const noexcept { return layout_; }
   // False for a monitor-only daemon, which has no generator.
   bool issues() const noexcept { return generator_ != nullptr; }
@@ -199,6 +205,7 @@ class IdService {
   HostBound host_bound_;
   ClockReadings clock_readings_;
   std::function<PublicIdKeyringStats()> public_id_stats_;
+  std::function<CanaryStats()> canary_stats_;
   const SkewHold* hold_ = nullptr;
   const SkewSnapshotSource* skew_source_ = nullptr;
 

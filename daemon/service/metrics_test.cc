@@ -382,6 +382,14 @@ TEST(Metrics, ExactlyTheDocumentedFamiliesWithTheirTypes) {
       {"snowid_public_id_keyring_slots", "gauge"},
       {"snowid_public_id_wraps_total", "counter"},
       {"snowid_public_id_unwraps_total", "counter"},
+      {"snowid_canary_enabled", "gauge"},
+      {"snowid_canary_store_up", "gauge"},
+      {"snowid_canary_samples_total", "counter"},
+      {"snowid_canary_samples_stored_total", "counter"},
+      {"snowid_canary_violations_total", "counter"},
+      {"snowid_canary_samples_dropped_total", "counter"},
+      {"snowid_canary_store_failures_total", "counter"},
+      {"snowid_canary_queue_depth", "gauge"},
       {"snowid_refusals_total", "counter"},
       {"snowid_clock_moved_back_total", "counter"},
       {"snowid_lease_state", "gauge"},
@@ -660,7 +668,7 @@ TEST(Metrics, AnEmptySnapshotIsStillComplete) {
   const ServiceSnapshot s{};
   ServerCounters server;
   const Exposition e = render_and_parse(s, server);
-  EXPECT_EQ(e.families.size(), 49u);
+  EXPECT_EQ(e.families.size(), 57u);
   EXPECT_EQ(e.value("snowid_public_id_keys_loaded"), 0.0);
   EXPECT_EQ(e.value("snowid_public_id_primary_info", {{"slot", ""}, {"fingerprint", ""}}), 0.0);
   EXPECT_EQ(e.value("snowid_ids_issued_total"), 0.0);

@@ -110,6 +110,33 @@ constexpr StatRow kStats[] = {
      "refused", kCounter, kCount, "", [](S s) { return count(s.public_ids.unwrap_refusals); }},
     {"PublicIds", "public_id_unwraps_denied", "snowid_public_id_unwraps_total", "result", "denied",
      kCounter, kCount, "", [](S s) { return count(s.public_ids.unwrap_denied); }},
+    // Canary
+    {"Canary", "canary", "snowid_canary_enabled", "", "", kGauge, StatUnit::kFlag,
+     "1 when issued ids are sampled into the canary's PostgreSQL table (canary).",
+     [](S s) { return count(s.canary_on ? 1 : 0); }},
+    {"Canary", "canary_store_up", "snowid_canary_store_up", "", "", kGauge, StatUnit::kFlag,
+     "1 while the canary's last attempt to reach its database worked.",
+     [](S s) { return count(s.canary.store_up ? 1 : 0); }},
+    {"Canary", "canary_sampled", "snowid_canary_samples_total", "", "", kCounter, kCount,
+     "Issued ids chosen for the canary (1 in canary_sample, by a hash of the id).",
+     [](S s) { return count(s.canary.sampled); }},
+    {"Canary", "canary_stored", "snowid_canary_samples_stored_total", "", "", kCounter, kCount,
+     "Samples the canary's table took as new ids.", [](S s) { return count(s.canary.stored); }},
+    {"Canary", "canary_violations", "snowid_canary_violations_total", "", "", kCounter, kCount,
+     "Samples whose id the canary's table already had: an id issued twice (docs/canary.md).",
+     [](S s) { return count(s.canary.violations); }},
+    {"Canary", "canary_dropped_queue_full", "snowid_canary_samples_dropped_total", "reason",
+     "queue_full", kCounter, kCount,
+     "Samples not checked: the queue was full (the database slow or down), or they were not "
+     "stored (refused by the database, or queued at shutdown).",
+     [](S s) { return count(s.canary.dropped_full); }},
+    {"Canary", "canary_dropped_unstored", "snowid_canary_samples_dropped_total", "reason",
+     "unstored", kCounter, kCount, "", [](S s) { return count(s.canary.dropped_unstored); }},
+    {"Canary", "canary_store_failures", "snowid_canary_store_failures_total", "", "", kCounter,
+     kCount, "Connections and statements of the canary that failed.",
+     [](S s) { return count(s.canary.store_failures); }},
+    {"Canary", "canary_queued", "snowid_canary_queue_depth", "", "", kGauge, kCount,
+     "Samples waiting for the canary's writer.", [](S s) { return count(s.canary.queued); }},
 };
 
 }  // namespace

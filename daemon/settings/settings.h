@@ -127,6 +127,13 @@ struct Settings {
   // Lease nothing, issue nothing: only the skew monitor, for a host whose
   // generators are in-process libraries (needs etcd and a probe address).
   bool monitor_only = false;
+  // The uniqueness canary (docs/canary.md): issued ids sampled, 1 in
+  // `canary_sample` by a hash of the id, into a PostgreSQL table keyed by id
+  // (`canary`, a libpq connection string; empty: off), through a queue of
+  // `canary_queue` samples that drops what does not fit.
+  std::string canary;
+  std::uint32_t canary_sample = 1000;
+  std::uint32_t canary_queue = 65536;
   // Public ids (docs/public-id.md): the keyring file, re-read on every
   // SIGHUP; empty: off. Who may unwrap: local, token or any (docs/daemon.md).
   std::string public_id_keys;              // runtime

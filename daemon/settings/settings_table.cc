@@ -403,6 +403,28 @@ constexpr SettingInfo kSettings[] = {
          "Lease no worker id and issue nothing: run only the skew monitor, for a host whose "
          "generators are in-process libraries (its fence revokes their leases). Needs etcd, and "
          "tcp or probe_address so that peers can probe it."},
+    // The uniqueness canary.
+    {.name = "canary", .flag = "--canary", .env = "SNOWID_CANARY",
+     .secret = true,
+     .default_text = "",
+     .field = field_of<&Settings::canary>,
+     .description =
+         "A PostgreSQL connection string (postgresql://user@host/db): sample issued ids into its "
+         "table snowid_canary_ids, keyed by id, and count and log any id stored twice "
+         "(docs/canary.md); empty: off. Never slows issuing: samples that do not fit the queue "
+         "are dropped and counted."},
+    {.name = "canary_sample", .flag = "--canary-sample", .env = "SNOWID_CANARY_SAMPLE",
+     .type = kInteger, .min = 1, .max = 1000000000,
+     .default_text = "1000",
+     .field = field_of<&Settings::canary_sample>,
+     .description = "The canary keeps 1 id in this many, chosen by a hash of the id so that every "
+                    "copy of a duplicated id is sampled alike; 1: every id."},
+    {.name = "canary_queue", .flag = "--canary-queue", .env = "SNOWID_CANARY_QUEUE",
+     .type = kInteger, .min = 16, .max = 16777216,
+     .default_text = "65536",
+     .field = field_of<&Settings::canary_queue>,
+     .description = "Samples waiting for the canary's database at most; more are dropped, "
+                    "counted (snowid_canary_samples_dropped_total)."},
     // Public ids.
     {.name = "public_id_keys", .flag = "--public-id-keys", .env = "SNOWID_PUBLIC_ID_KEYS",
      .type = kString,
