@@ -289,13 +289,18 @@ struct Generator::Impl {
   }
 
   // The clock reads before the epoch or `not_before`. If ids were issued, that
-  // is a backward step like any other; otherwise the instant is out of range.
+  // is a backward step like any other: beyond max_backward it is refused for
+  // good, within it waited out (kClockBehind until the clock is back at
+  // `not_before`; no id is issued before it, not even in the last tick).
+  // Otherwise the instant is out of range.
   IdBatch before_start(std::int64_t now_ns, std::uint64_t s) noexcept {
     if ((s & kStopped) != 0) return stopped();
     const auto last = static_cast<std::int64_t>(s >> seq_bits);
     const std::int64_t now = opt.layout.ticks_at(WallTime(Duration(now_ns)));
-    if (last > restart_floor && last - now > backward_ticks + borrow_ticks) {
-      return moved_back(now, last);
+    if (last > restart_floor) {
+      if (last - now > backward_ticks + borrow_ticks) return moved_back(now, last);
+      counters.clock_behind.fetch_add(1, std::memory_order_relaxed);
+      return fail(Code::kClockBehind, Duration(min_ns - now_ns));
     }
     return refuse(Code::kOutOfRange);
   }
@@ -400,12 +405,17 @@ Result<std::unique_ptr<Generator>> Generator::create(const Clock& clock, Generat
     if (!stored.is_ok()) return stored.status();
     g.fence_ticks.store(-1, std::memory_order_relaxed);
     if (stored.value().has_value()) {
-      const std::int64_t fence = std::min(l.ticks_at(*stored.value()), g.max_ticks);
+      // The clock is judged against the fence as stored: a fence past this
+      // generator's last tick (`not_after`, a later era's ids) is cut to it
+      // only afterwards, so a clock behind such a fence is refused here as
+      // any other, rather than starting a generator that can issue nothing.
+      const std::int64_t stored_ticks = l.ticks_at(*stored.value());
+      const std::int64_t fence = std::min(stored_ticks, g.max_ticks);
       const std::int64_t now_ticks = l.ticks_at(now);
-      if (fence - now_ticks > g.restart_backward_ticks + g.borrow_ticks) {
+      if (stored_ticks - now_ticks > g.restart_backward_ticks + g.borrow_ticks) {
         return Status(Code::kFailedPrecondition,
                       "the clock (" + format_iso8601(now) + ") is " +
-                          std::to_string((fence - now_ticks) * l.unit_ms()) +
+                          std::to_string((stored_ticks - now_ticks) * l.unit_ms()) +
                           " ms behind the time fence stored before the last stop (" +
                           format_iso8601(*stored.value()) +
                           "), more than the fence window plus max_backward; ids up to the fence "

@@ -148,6 +148,25 @@ TEST(GeneratorFence, RestartFarBehindTheFenceIsRefusedWithAClearError) {
   EXPECT_TRUE(Generator::create(clock, fenced(store)).is_ok());
 }
 
+// A restart on a clock from before a layout cut-over, with the fence of ids
+// issued after it: the generator of the earlier era (not_after the cut-over)
+// is refused as for any fence, not started to refuse every id.
+TEST(GeneratorFence, RestartFarBehindAFencePastNotAfterIsRefused) {
+  SimulatedClock clock(test_start());
+  auto store = std::make_shared<MemoryFenceStore>();
+  ASSERT_TRUE(store->store(test_start() + 3s).is_ok());  // a later era's fence
+  GeneratorOptions o = fenced(store);
+  o.not_after = test_start() + 1s;
+  auto refused = Generator::create(clock, o);
+  ASSERT_FALSE(refused.is_ok());
+  EXPECT_EQ(refused.status().code(), Code::kFailedPrecondition);
+  EXPECT_NE(refused.status().message().find("3000 ms behind the time fence"), std::string::npos)
+      << refused.status().message();
+  // Within the restart allowance of the stored fence it starts, as before.
+  clock.step_wall(3s - 500ms);
+  EXPECT_TRUE(Generator::create(clock, o).is_ok());
+}
+
 TEST(GeneratorFence, ClockStepAfterRestartBeyondTheRestartAllowanceIsRefused) {
   SimulatedClock clock(test_start());
   auto store = std::make_shared<MemoryFenceStore>();

@@ -336,6 +336,29 @@ TEST(Generator, ClockBeforeNotBeforeIsOutOfRange) {
   EXPECT_GE(g->layout().decode(ok.id).value().time, test_start() + 10ms - 1ms);
 }
 
+// A small step back across not_before (an era's cut-over) after issuing in
+// the era: retryable and waited out, as any step within max_backward, never
+// the not-retryable kOutOfRange, and no id before not_before.
+TEST(Generator, SmallStepBackAcrossNotBeforeAfterIssuingIsWaitedOut) {
+  SimulatedClock clock(test_start() + 20ms);
+  GeneratorOptions o = small_options();
+  o.not_before = test_start() + 10ms;
+  auto g = make_generator(clock, o);
+  const IdResult first = g->try_next();
+  ASSERT_TRUE(first.ok());
+  clock.set_wall(test_start() + 5ms);  // 15 ms back, 5 ms before not_before
+  const IdResult behind = g->try_next();
+  EXPECT_EQ(behind.code, Code::kClockBehind);
+  EXPECT_EQ(behind.retry_after, 5ms);
+  EXPECT_TRUE(g->healthy());
+  // next() waits for the clock (which moves as next() sleeps on it).
+  clock.set_auto_advance(true);
+  const IdResult waited = g->next();
+  ASSERT_TRUE(waited.ok()) << code_name(waited.code);
+  EXPECT_GT(waited.id, first.id);
+  EXPECT_GE(g->layout().decode(waited.id).value().time, test_start() + 10ms);
+}
+
 TEST(Generator, ClockJumpingBeforeTheEpochAfterIssuingIsABackwardStep) {
   SimulatedClock clock(test_start());
   auto g = make_generator(clock, small_options());
