@@ -3,6 +3,8 @@
 #include <charconv>
 #include <cstdio>
 
+#include "snowid/etcd_endpoints.h"
+
 namespace snowid::daemon {
 namespace {
 
@@ -48,31 +50,20 @@ std::optional<Duration> parse_duration_text(std::string_view text) {
   return std::chrono::milliseconds(*n * scale);
 }
 
-Result<std::vector<std::string>> parse_endpoints(std::string_view text) {
-  std::vector<std::string> out;
-  if (text == "off") return out;
+// "off", or the etcd endpoint list by the one parser every front end uses
+// (snowid/etcd_endpoints.h), so that a URL the registry could never reach
+// (no port, a path, a bad host) is refused here, as a usage error, rather
+// than when the daemon starts to connect.
+Result<std::vector<std::string>> parse_endpoints(const SettingInfo& info, std::string_view text) {
+  if (text == "off") return std::vector<std::string>();
   // Never read as "no etcd": an empty value is most often a variable that a
   // deployment meant to fill, and the file registry in its place would give
   // every pod the same worker id.
   if (text.find_first_not_of(" \t\r\n") == std::string_view::npos) {
-    return invalid("is empty; give etcd member URLs (URL[,URL...]), or off for the file registry");
+    return invalid(std::string(info.name) +
+                   " is empty; give etcd member URLs (URL[,URL...]), or off for the file registry");
   }
-  std::size_t start = 0;
-  while (true) {
-    const std::size_t comma = text.find(',', start);
-    const std::string_view url = text.substr(
-        start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
-    const bool http = url.starts_with("http://") && url.size() > 7;
-    const bool https = url.starts_with("https://") && url.size() > 8;
-    if (!http && !https) {
-      return invalid("must be http:// or https:// URLs separated by commas, not \"" +
-                     std::string(url) + "\"");
-    }
-    out.emplace_back(url);
-    if (comma == std::string_view::npos) break;
-    start = comma + 1;
-  }
-  return out;
+  return parse_etcd_endpoints(std::string(text));
 }
 
 }  // namespace
@@ -178,8 +169,10 @@ Result<SettingValue> parse_value(const SettingInfo& info, std::string_view text)
       if (text == "false") return SettingValue(false);
       return fail("must be true or false, not " + shown(info, text));
     case SettingType::kEndpoints: {
-      Result<std::vector<std::string>> urls = parse_endpoints(text);
-      if (!urls.is_ok()) return fail(urls.status().message());
+      // The parser's message names the bad URL and says "etcd endpoint", in
+      // the words the `snowid` tool uses for the same text.
+      Result<std::vector<std::string>> urls = parse_endpoints(info, text);
+      if (!urls.is_ok()) return urls.status();
       return SettingValue(std::move(urls).value());
     }
     case SettingType::kAddresses: {

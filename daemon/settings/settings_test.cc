@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "setting_values.h"
+#include "snowid/etcd_endpoints.h"
 
 namespace snowid::daemon {
 namespace {
@@ -400,6 +401,25 @@ TEST(Settings, EtcdEndpoints) {
             2u);
   EXPECT_FALSE(load({"--etcd", "a:2379"}).is_ok());
   EXPECT_FALSE(load({"--etcd", "http://a:2379,"}).is_ok());
+}
+
+// The daemon reads the list with the parser the `snowid` tool and the etcd
+// registry use (snowid/etcd_endpoints.h): the same URLs are accepted,
+// normalised the same way, and refused in the same words. A URL no etcd
+// member could answer at (no port, a path, a bad host) used to pass the
+// daemon's prefix check and fail only when the registry connected.
+TEST(Settings, EtcdEndpointsAreReadByTheToolsParser) {
+  EXPECT_EQ(load({"--etcd", " http://a:1/ ,\thttps://[::1]:2379"})->registry.etcd_endpoints,
+            (std::vector<std::string>{"http://a:1", "https://[::1]:2379"}));
+  for (const char* bad : {"http://a", "http://a:1/v3", "http://u@a:1", "http://a:0", "http://",
+                          "https://", "http://-a:1", "ftp://a:1"}) {
+    const std::string message = error_of(load({"--etcd", bad}));
+    Result<std::vector<std::string>> tool = parse_etcd_endpoints(bad);
+    ASSERT_FALSE(tool.is_ok()) << bad;
+    EXPECT_EQ(message, "--etcd: " + tool.status().message()) << bad;
+    EXPECT_NE(message.find("bad etcd endpoint \"" + std::string(bad) + "\""), std::string::npos)
+        << message;
+  }
 }
 
 // An empty etcd setting is a deployment mistake (a variable meant to be

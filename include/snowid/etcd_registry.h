@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "snowid/etcd_endpoints.h"
 #include "snowid/layout.h"
 #include "snowid/lease.h"
 #include "snowid/time.h"
@@ -50,9 +51,8 @@ struct EtcdOptions {
   std::string password;
 };
 
-// Parses "URL[,URL...]" (as given to --etcd or SNOWID_ETCD_ENDPOINTS). Each
-// URL is http:// or https:// with a host and port; kInvalidArgument otherwise.
-Result<std::vector<std::string>> parse_etcd_endpoints(const std::string& text);
+// parse_etcd_endpoints(), the --etcd list, is declared in etcd_endpoints.h
+// (included above) and is part of the core.
 
 // OK, or kInvalidArgument naming the option that is out of bounds: the checks
 // make_etcd_registry() makes before it connects (docs/protocol.md, "Settings").

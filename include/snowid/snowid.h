@@ -3,11 +3,12 @@
 // snowid::testing are separate targets with headers of their own.
 #pragma once
 
+#include "snowid/etcd_endpoints.h"
 #include "snowid/fence.h"
 #include "snowid/file_registry.h"
 #include "snowid/generator.h"
-#include "snowid/issue_observer.h"
 #include "snowid/id_text.h"
+#include "snowid/issue_observer.h"
 #include "snowid/layout.h"
 #include "snowid/layout_history.h"
 #include "snowid/lease.h"

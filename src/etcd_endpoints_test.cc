@@ -1,6 +1,6 @@
-#include <gtest/gtest.h>
+#include "snowid/etcd_endpoints.h"
 
-#include "snowid/etcd_registry.h"
+#include <gtest/gtest.h>
 
 namespace snowid {
 namespace {

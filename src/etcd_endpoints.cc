@@ -1,10 +1,10 @@
-// parse_etcd_endpoints: the --etcd / SNOWID_ETCD_ENDPOINTS list.
+// parse_etcd_endpoints (snowid/etcd_endpoints.h): the --etcd list.
+#include "snowid/etcd_endpoints.h"
+
 #include <cctype>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include "snowid/etcd_registry.h"
 
 namespace snowid {
 namespace {
