@@ -10,7 +10,6 @@
 #include <charconv>
 #include <csignal>
 #include <cstring>
-#include <map>
 #include <string>
 #include <thread>
 #include <utility>
@@ -91,7 +90,7 @@ struct Outcome {
 class Issuer {
  public:
   Issuer(const IssueRequest& request, IdWriter& writer, bool follow)
-      : r_(request), writer_(writer), follow_(follow), era_(request.era) {}
+      : r_(request), writer_(writer), follow_(follow), era_(request.era), fences_(r_.state_dir) {}
   ~Issuer() { close(); }
 
   // Leases a worker id for the current era if none is held.
@@ -111,7 +110,7 @@ class Issuer {
     o.lease.holder = r_.holder;
     o.lease.timing = r_.timing;
     o.reacquire_every = kReacquireEvery;
-    o.fence_store_for = [this](WorkerId w) { return fence_for(w); };
+    o.fence_store_for = [this](WorkerId w) { return fences_.store_for(w); };
     o.on_event = [this](const LeaseEvent& e) {
       const std::string event = to_string(e);
       const Status& status = e.status;
@@ -197,20 +196,6 @@ class Issuer {
   }
 
  private:
-  std::shared_ptr<FenceStore> fence_for(WorkerId w) {
-    auto store = std::make_shared<host::RecordingFenceStore>(host::fence_path(r_.state_dir, w));
-    internal::MutexLock lock(mu_);
-    fences_[{w.region, w.host}] = store;
-    return store;
-  }
-
-  std::shared_ptr<host::RecordingFenceStore> current_fence() {
-    const WorkerId w = gen_->worker();
-    internal::MutexLock lock(mu_);
-    auto it = fences_.find({w.region, w.host});
-    return it == fences_.end() ? nullptr : it->second;
-  }
-
   // A lost lease is replaced within about the lease's TTL (a pinned id rests
   // until its mark passes); other refusals get the shorter retry budget.
   Duration budget_for(Code code) const {
@@ -238,9 +223,7 @@ class Issuer {
         std::to_string(budget_for(code) / std::chrono::milliseconds(1)) + " ms";
     switch (code) {
       case Code::kUnavailable:
-        if (auto fence = current_fence(); fence && !fence->last_failure().is_ok()) {
-          return fence->last_failure();
-        }
+        if (Status fence = fences_.last_failure_of(gen_->worker()); !fence.is_ok()) return fence;
         return Status(code, "the time fence could not be stored");
       case Code::kClockBehind:
       case Code::kSequenceExhausted:
@@ -264,11 +247,12 @@ class Issuer {
   const bool follow_;
   std::size_t era_;
   std::atomic<bool> live_{false};
-  // Guards fences_ and last_event_: the generator asks for fences and tells
-  // events from its own thread after a loss.
+  // Each worker's fence file, remembered so that a refusal can say why the
+  // current worker's fence could not be stored. Thread-safe: the generator
+  // asks for stores from its own thread after a loss.
+  host::FenceStores fences_;
+  // Guards last_event_: the generator tells events from its own thread.
   internal::Mutex mu_;
-  std::map<std::pair<std::uint32_t, std::uint32_t>, std::shared_ptr<host::RecordingFenceStore>>
-      fences_ GUARDED_BY(mu_);
   std::string last_event_ GUARDED_BY(mu_);
   // Declared before the generator, which uses it, so that it goes after.
   std::unique_ptr<WorkerRegistry> registry_;
