@@ -371,7 +371,8 @@ int run(int argc, char** argv) {
   }
   if (skew_monitor.value()) service.set_skew_source(&skew_monitor.value()->source());
 
-  server->serve(service, handler, &sequence_service, public_id_port(public_ids));
+  server->serve(make_resp_sessions(service, &sequence_service, public_id_port(public_ids)),
+                handler);
   if (service.issues()) {
     log.info("ready", {{"region", service.worker().region}, {"host", service.worker().host}});
   } else {

@@ -393,31 +393,34 @@ HttpResponse names_response(const NamesAnswer& a) {
   return json_response(200, std::move(body));
 }
 
-// {"receive_ns":"…","send_ns":"…","bound_source":"chrony","bound_ns":1234,
-//  "earliest_ns":"…","latest_ns":"…"}: times as strings (they pass 2^53);
-// the bound and the interval null while the source is unknown.
-HttpResponse clock_response(const ClockAnswer& a) {
-  const ClockReading r = read_clock(a);
-  const auto ns = [](WallTime t) { return t.time_since_epoch().count(); };
+// A Record (record.h): {"name":value,...}, its fields in order; a wide
+// value as a decimal string (it may pass 2^53).
+HttpResponse record_response(const Record& record) {
   std::string body;
-  body.reserve(192);
-  body += "{\"receive_ns\":\"";
-  append_decimal(body, ns(r.received));
-  body += "\",\"send_ns\":\"";
-  append_decimal(body, ns(r.sent));
-  body += "\",\"bound_source\":";
-  append_json_string(body, bound_source_name(r.bound.source));
-  if (!r.bound.known()) {
-    body += ",\"bound_ns\":null,\"earliest_ns\":null,\"latest_ns\":null}";
-    return json_response(200, std::move(body));
+  body.reserve(16 + record.fields.size() * 32);
+  body += '{';
+  for (const RecordField& f : record.fields) {
+    if (body.size() > 1) body += ',';
+    append_json_string(body, f.name);
+    body += ':';
+    switch (f.kind) {
+      case RecordField::Kind::kWide:
+        body += '"';
+        append_decimal(body, f.number);
+        body += '"';
+        break;
+      case RecordField::Kind::kInteger:
+        append_json_integer(body, f.number);
+        break;
+      case RecordField::Kind::kText:
+        append_json_string(body, f.text);
+        break;
+      case RecordField::Kind::kNull:
+        body += "null";
+        break;
+    }
   }
-  body += ",\"bound_ns\":";
-  append_json_integer(body, r.bound.bound.count());
-  body += ",\"earliest_ns\":\"";
-  append_decimal(body, ns(r.earliest));
-  body += "\",\"latest_ns\":\"";
-  append_decimal(body, ns(r.latest));
-  body += "\"}";
+  body += '}';
   return json_response(200, std::move(body));
 }
 
@@ -484,7 +487,9 @@ HttpResponse to_response(const Layout& layout, const CommandRow& row, std::strin
         } else if constexpr (std::is_same_v<T, SequenceAnswer>) {
           return sequence_response(a);
         } else if constexpr (std::is_same_v<T, ClockAnswer>) {
-          return clock_response(a);
+          return record_response(clock_record(a));
+        } else if constexpr (std::is_same_v<T, Record>) {
+          return record_response(a);
         } else if constexpr (std::is_same_v<T, PublicIdsAnswer>) {
           return public_ids_response(row, a);
         } else if constexpr (std::is_same_v<T, UnwrapAnswer>) {

@@ -101,31 +101,15 @@
 #include <vector>
 
 #include "commands.h"
+#include "http_request_handler.h"
 #include "id_service.h"
 #include "sequence_service.h"
 
 namespace snowid::daemon {
 
-struct HttpRequest {
-  std::string_view method;         // "GET"
-  std::string_view target;         // origin form: "/v1/ids?count=10"
-  std::string_view authorization;  // the Authorization header's value, or empty
-  std::string_view content_type;   // the Content-Type header's value, or empty
-  std::string_view body;           // the whole body (the server bounds its size)
-  bool has_body = false;           // Content-Length > 0, or chunked framing
-  bool loopback_peer = false;      // the peer is on a loopback address (public_id_unwrap)
-};
-
 // True for "application/json" in any case, with parameters, of which a
 // charset must be UTF-8 (RFC 8259: JSON is UTF-8).
 bool is_json_media_type(std::string_view content_type);
-
-struct HttpResponse {
-  unsigned status = 200;
-  std::string content_type = "application/json";
-  std::string body;
-  std::vector<std::pair<std::string, std::string>> headers;  // besides Content-Type/-Length
-};
 
 // A target split into its path and its query parameters, percent-decoded.
 // nullopt for a target that is not origin form, holds '#' or a raw byte
@@ -137,14 +121,7 @@ struct ParsedTarget {
 };
 std::optional<ParsedTarget> parse_target(std::string_view target);
 
-// The answer, or the work that computes it where waiting on the ticket table
-// is allowed. The work owns copies of what it needs from the request.
-struct HttpOutcome {
-  HttpResponse response;                   // when `deferred` is empty
-  std::function<HttpResponse()> deferred;  // to run on the pool
-};
-
-class HttpHandler {
+class HttpHandler final : public HttpRequestHandler {
  public:
   // `metrics` renders /metrics (metrics.h supplies it). `ids` and
   // `sequences` must outlive the handler; `sequences` null: sequences off.
@@ -154,7 +131,7 @@ class HttpHandler {
   // May wait on the ticket table.
   HttpResponse handle(const HttpRequest& request) const;
   // Never waits on the ticket table.
-  HttpOutcome handle_or_defer(const HttpRequest& request) const;
+  HttpOutcome handle_or_defer(const HttpRequest& request) const override;
 
  private:
   HttpResponse answer(const HttpRequest& request, std::function<HttpResponse()>& deferred) const;

@@ -91,7 +91,7 @@ class HttpConnection final : public Connection {
                               .body = req.body(),
                               .has_body = parser_->chunked() || (length && *length > 0),
                               .loopback_peer = loopback_};
-    HttpOutcome outcome = core_.handler->handle_or_defer(request);
+    HttpOutcome outcome = core_.http_handler->handle_or_defer(request);
     keep_alive_ = req.keep_alive() && !core_.stopping();
     const unsigned version = req.version();
     const bool head = req.method() == http::verb::head;

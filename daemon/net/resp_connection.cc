@@ -36,7 +36,7 @@ class RespConnection final : public Connection {
   RespConnection(ServerCore& core, Socket socket, Transport transport, RespSessionOptions options)
       : Connection(core, transport),
         socket_(std::move(socket)),
-        session_(*core.service, std::move(options)),
+        session_(core.resp_sessions->make(std::move(options))),
         buffer_(kReadBuffer) {}
 
   void stop() override {
@@ -253,8 +253,6 @@ void start_resp(ServerCore& core, Socket socket, Transport transport) {
   if (transport != Transport::kUnix) o.token = core.options.token;
   o.limits = core.options.resp_limits;
   o.client_id = g_next_client_id.fetch_add(1, std::memory_order_relaxed);
-  o.sequences = core.sequences;
-  o.public_ids = core.public_ids;
   o.unix_socket = transport == Transport::kUnix;
   if constexpr (std::is_same_v<Socket, tcp::socket>) o.loopback_peer = loopback_peer(socket);
   o.defer = core.pool.running();

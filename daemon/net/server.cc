@@ -29,15 +29,13 @@ Server::Impl::Impl(ServerOptions o, ServerCounters& c, Logger& l)
         return asio::any_io_executor(ios[next_io++ % ios.size()]->get_executor());
       }) {}
 
-void Server::Impl::serve(IdService& ids, const HttpHandler& http, SequenceService* sequence_service,
-                         const PublicIdPort* public_id_port) {
+void Server::Impl::serve(std::unique_ptr<const RespSessionFactory> resp,
+                         const HttpRequestHandler& http) {
   if (serving || stopping()) return;
   serving = true;
-  service = &ids;
-  handler = &http;
-  sequences = sequence_service;
-  public_ids = public_id_port;
-  if (sequences != nullptr && sequences->enabled()) pool.start(options.sequence_threads);
+  resp_sessions = std::move(resp);
+  http_handler = &http;
+  if (resp_sessions->may_defer()) pool.start(options.sequence_threads);
   listeners.accept(
       [this](local::socket socket) { start_resp_connection(*this, std::move(socket)); },
       [this](tcp::socket socket) { start_resp_connection(*this, std::move(socket)); },
@@ -69,16 +67,16 @@ Result<std::unique_ptr<Server>> Server::bind(ServerOptions options, ServerCounte
   return std::unique_ptr<Server>(new Server(std::move(impl)));
 }
 
-void Server::serve(IdService& service, const HttpHandler& handler, SequenceService* sequences,
-                   const PublicIdPort* public_ids) {
-  impl_->serve(service, handler, sequences, public_ids);
+void Server::serve(std::unique_ptr<const RespSessionFactory> resp, const HttpRequestHandler& http) {
+  impl_->serve(std::move(resp), http);
 }
 
-Result<std::unique_ptr<Server>> Server::start(ServerOptions options, IdService& service,
-                                              const HttpHandler& handler, ServerCounters& counters,
-                                              Logger& log, SequenceService* sequences) {
+Result<std::unique_ptr<Server>> Server::start(ServerOptions options,
+                                              std::unique_ptr<const RespSessionFactory> resp,
+                                              const HttpRequestHandler& http,
+                                              ServerCounters& counters, Logger& log) {
   Result<std::unique_ptr<Server>> bound = bind(std::move(options), counters, log);
-  if (bound.is_ok()) bound.value()->serve(service, handler, sequences, nullptr);
+  if (bound.is_ok()) bound.value()->serve(std::move(resp), http);
   return bound;
 }
 

@@ -1,6 +1,8 @@
 // snowidd's listeners and event loop (Boost.Asio, Boost.Beast for HTTP):
 // the Unix socket and the optional TCP listener speak RESP through a
-// RespSession each; the HTTP listener hands parsed requests to HttpHandler.
+// RespSession each, made by a RespSessionFactory; the HTTP listener hands
+// parsed requests to an HttpRequestHandler. The server knows the protocols
+// only through those two interfaces, never the services behind them.
 // `threads` threads run one io_context, so both cores serve.
 //
 // Unix socket: created at start with the configured mode (chmod after bind,
@@ -12,8 +14,8 @@
 // than delete a file the daemon did not make. The file is removed at stop.
 //
 // The event loops never wait on the ticket table of the named sequences. A
-// RESP command or HTTP request that must (RespSession and HttpHandler say
-// which) is run on a pool of `sequence_threads` threads; its reply is posted
+// RESP command or HTTP request that must (RespSession and the HTTP handler
+// say which) is run on a pool of `sequence_threads` threads; its reply is posted
 // back to the connection's loop and sent in its place: the connection reads
 // and answers nothing else meanwhile, so replies keep the order of the
 // requests, while the loop serves its other connections.
@@ -38,17 +40,15 @@
 #include <string>
 
 #include "address.h"
+#include "http_request_handler.h"
 #include "resp_parser.h"
+#include "resp_session_factory.h"
 #include "snowid/status.h"
 #include "snowid/time.h"
 
 namespace snowid::daemon {
 
-class HttpHandler;
-class IdService;
 class Logger;
-class PublicIdPort;
-class SequenceService;
 struct ServerCounters;
 
 struct ServerOptions {
@@ -79,8 +79,8 @@ struct ServerOptions {
   // long after the accept is closed (and counted in first_request_timeouts).
   // Not the Unix socket: local pooled clients open connections ahead of use.
   Duration first_request_timeout = std::chrono::seconds(10);
-  // The pool that waits on the ticket table, made by serve() when the
-  // sequences are given and enabled.
+  // The pool that waits on the ticket table, made by serve() when the RESP
+  // sessions may defer work (RespSessionFactory::may_defer()).
   std::uint32_t sequence_threads = 4;
 };
 
@@ -102,16 +102,16 @@ class Server {
   // kInvalidArgument. `counters` and `log` must outlive the server.
   static Result<std::unique_ptr<Server>> bind(ServerOptions options, ServerCounters& counters,
                                               Logger& log);
-  // Starts the loop threads and accepts on the listeners bound. `service`,
-  // `handler`, `sequences` and `public_ids` (for the RESP sessions, the HTTP
-  // handler has its own; null: off) must outlive the server. Once only;
-  // nothing after stop_accepting().
-  void serve(IdService& service, const HttpHandler& handler, SequenceService* sequences = nullptr,
-             const PublicIdPort* public_ids = nullptr);
+  // Starts the loop threads and accepts on the listeners bound: each RESP
+  // connection gets a session from `resp` (kept by the server), each HTTP
+  // request goes to `http`, which must outlive the server, as must whatever
+  // either refers to. Once only; nothing after stop_accepting().
+  void serve(std::unique_ptr<const RespSessionFactory> resp, const HttpRequestHandler& http);
   // bind(), then serve().
-  static Result<std::unique_ptr<Server>> start(ServerOptions options, IdService& service,
-                                               const HttpHandler& handler, ServerCounters& counters,
-                                               Logger& log, SequenceService* sequences = nullptr);
+  static Result<std::unique_ptr<Server>> start(ServerOptions options,
+                                               std::unique_ptr<const RespSessionFactory> resp,
+                                               const HttpRequestHandler& http,
+                                               ServerCounters& counters, Logger& log);
   Server(const Server&) = delete;
   Server& operator=(const Server&) = delete;
   // Stops everything (drain(0) if not done) and joins the threads.

@@ -1,6 +1,6 @@
 // What the listeners, the connections and the drain share: the options, the
-// services the connections serve, the counters and log, the set of live
-// connections and the work pool.
+// protocols' session factory and request handler, the counters and log, the
+// set of live connections and the work pool.
 #pragma once
 
 // clang-format off
@@ -14,12 +14,11 @@
 #include <unordered_map>
 #include <utility>
 
-#include "http_handler.h"
-#include "id_service.h"
+#include "http_request_handler.h"
 #include "log.h"
 #include "metrics.h"
 #include "mutex.h"
-#include "sequence_service.h"
+#include "resp_session_factory.h"
 #include "server.h"
 #include "work_pool.h"
 
@@ -53,10 +52,8 @@ struct ServerCore {
 
   const ServerOptions options;
   // Set by serve(), before any connection is accepted.
-  IdService* service = nullptr;
-  const HttpHandler* handler = nullptr;
-  SequenceService* sequences = nullptr;
-  const PublicIdPort* public_ids = nullptr;
+  std::unique_ptr<const RespSessionFactory> resp_sessions;
+  const HttpRequestHandler* http_handler = nullptr;
   ServerCounters& counters;
   Logger& log;
   std::atomic<bool> stopping_flag{false};
@@ -65,7 +62,7 @@ struct ServerCore {
   internal::CondVar all_closed;  // notified when `live` becomes empty
   std::unordered_map<Connection*, std::weak_ptr<Connection>> live GUARDED_BY(mu);
 
-  // Started by serve() when the sequences are on. Closed by drain() while
+  // Started by serve() when the RESP sessions may defer work. Closed by drain() while
   // the loops still run, so before any io_context goes.
   WorkPool pool;
 };

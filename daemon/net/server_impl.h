@@ -17,8 +17,7 @@ struct Server::Impl : ServerCore {
   Impl(ServerOptions o, ServerCounters& c, Logger& l);
   ~Impl() { (void)drain(Duration::zero()); }
 
-  void serve(IdService& ids, const HttpHandler& http, SequenceService* sequence_service,
-             const PublicIdPort* public_id_port);
+  void serve(std::unique_ptr<const RespSessionFactory> resp, const HttpRequestHandler& http);
 
   // drain.cc
   void stop_accepting();

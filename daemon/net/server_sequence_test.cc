@@ -61,8 +61,8 @@ struct Fixture {
     o.http = Address{"127.0.0.1", 0, false};
     o.threads = 1;
     o.sequence_threads = sequence_threads;
-    Result<std::unique_ptr<Server>> s =
-        Server::start(std::move(o), *svc.service, handler, counters, log, seq.service.get());
+    Result<std::unique_ptr<Server>> s = Server::start(
+        std::move(o), make_resp_sessions(*svc.service, seq.service.get()), handler, counters, log);
     EXPECT_TRUE(s.is_ok()) << s.status().to_string();
     if (s.is_ok()) server = std::move(s).value();
   }

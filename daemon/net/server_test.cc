@@ -106,7 +106,7 @@ struct Fixture {
   Status start(ServerOptions o) {
     if (!svc.service) return Status(Code::kFailedPrecondition, "the test service did not start");
     Result<std::unique_ptr<Server>> s =
-        Server::start(std::move(o), *svc.service, handler, counters, log);
+        Server::start(std::move(o), make_resp_sessions(*svc.service), handler, counters, log);
     if (!s.is_ok()) return s.status();
     server = std::move(s).value();
     return Status::ok();
@@ -219,7 +219,7 @@ TEST(Server, StaleSocketIsReplacedButALiveOneOrAPlainFileIsNot) {
 
   // A second server on the same path refuses to start and leaves it alone.
   Result<std::unique_ptr<Server>> second =
-      Server::start(o, *f.svc.service, f.handler, f.counters, f.log);
+      Server::start(o, make_resp_sessions(*f.svc.service), f.handler, f.counters, f.log);
   ASSERT_FALSE(second.is_ok());
   EXPECT_EQ(second.status().code(), Code::kUnavailable);
   EXPECT_EQ(second.status().message(), "another snowidd is serving " + o.socket);
@@ -230,7 +230,7 @@ TEST(Server, StaleSocketIsReplacedButALiveOneOrAPlainFileIsNot) {
 
   std::ofstream(o.socket) << "not a socket";
   Result<std::unique_ptr<Server>> third =
-      Server::start(o, *f.svc.service, f.handler, f.counters, f.log);
+      Server::start(o, make_resp_sessions(*f.svc.service), f.handler, f.counters, f.log);
   ASSERT_FALSE(third.is_ok());
   EXPECT_EQ(third.status().code(), Code::kFailedPrecondition);
   EXPECT_EQ(read_file(o.socket), "not a socket");
@@ -245,7 +245,7 @@ TEST(Server, BindFailureNamesTheListener) {
   ServerOptions clash = o;
   clash.http = f.server->addresses().http;
   Result<std::unique_ptr<Server>> second =
-      Server::start(clash, *f.svc.service, f.handler, f.counters, f.log);
+      Server::start(clash, make_resp_sessions(*f.svc.service), f.handler, f.counters, f.log);
   ASSERT_FALSE(second.is_ok());
   EXPECT_EQ(second.status().message().rfind("http listener " + clash.http->to_string(), 0), 0u)
       << second.status().message();

@@ -149,36 +149,26 @@ void write_time(RespWriter& w, WallTime t) {
   w.bulk_string(std::to_string(us - seconds * 1000000));
 }
 
-std::int64_t ns_of(WallTime t) noexcept { return t.time_since_epoch().count(); }
-
-// SNOWID.CLOCK: times in nanoseconds since the Unix epoch, written as ids
-// are (they pass 2^53); the bound an integer; null for what is unknown.
-void write_clock(RespWriter& w, const ClockAnswer& a) {
-  const ClockReading r = read_clock(a);
-  w.map_header(6);
-  w.bulk_string("receive_ns");
-  w.wide_integer(ns_of(r.received));
-  w.bulk_string("send_ns");
-  w.wide_integer(ns_of(r.sent));
-  w.bulk_string("bound_source");
-  w.bulk_string(bound_source_name(r.bound.source));
-  w.bulk_string("bound_ns");
-  if (r.bound.known()) {
-    w.integer(r.bound.bound.count());
-  } else {
-    w.null();
-  }
-  w.bulk_string("earliest_ns");
-  if (r.bound.known()) {
-    w.wide_integer(ns_of(r.earliest));
-  } else {
-    w.null();
-  }
-  w.bulk_string("latest_ns");
-  if (r.bound.known()) {
-    w.wide_integer(ns_of(r.latest));
-  } else {
-    w.null();
+// A Record (record.h): a map of its fields, in order; wide values per the
+// connection's IDFORMAT.
+void write_record(RespWriter& w, const Record& record) {
+  w.map_header(record.fields.size());
+  for (const RecordField& f : record.fields) {
+    w.bulk_string(f.name);
+    switch (f.kind) {
+      case RecordField::Kind::kWide:
+        w.wide_integer(f.number);
+        break;
+      case RecordField::Kind::kInteger:
+        w.integer(f.number);
+        break;
+      case RecordField::Kind::kText:
+        w.bulk_string(f.text);
+        break;
+      case RecordField::Kind::kNull:
+        w.null();
+        break;
+    }
   }
 }
 
@@ -222,7 +212,9 @@ void write_answer(RespWriter& w, const Layout& layout, const CommandRow& row, bo
           write_sequence_info(w, a.details);
         } else if constexpr (std::is_same_v<T, ClockAnswer>) {
           if (row.op == Op::kTime) return write_time(w, a.received);
-          write_clock(w, a);
+          write_record(w, clock_record(a));
+        } else if constexpr (std::is_same_v<T, Record>) {
+          write_record(w, a);
         } else if constexpr (std::is_same_v<T, PublicIdsAnswer>) {
           write_public_ids(w, row, a);
         } else if constexpr (std::is_same_v<T, UnwrapAnswer>) {

@@ -230,6 +230,25 @@ ClockReading read_clock(const ClockAnswer& a) noexcept {
   return r;
 }
 
+Record clock_record(const ClockAnswer& a) {
+  // Allocated before the clock is read, so that only the encoding follows it.
+  Record out;
+  out.fields.reserve(6);
+  const ClockReading r = read_clock(a);
+  const auto ns = [](WallTime t) -> std::int64_t { return t.time_since_epoch().count(); };
+  out.wide("receive_ns", ns(r.received))
+      .wide("send_ns", ns(r.sent))
+      .text("bound_source", std::string(bound_source_name(r.bound.source)));
+  if (r.bound.known()) {
+    out.integer("bound_ns", r.bound.bound.count())
+        .wide("earliest_ns", ns(r.earliest))
+        .wide("latest_ns", ns(r.latest));
+  } else {
+    out.null("bound_ns").null("earliest_ns").null("latest_ns");
+  }
+  return out;
+}
+
 Outcome Commands::run(const Request& request) const {
   if (std::optional<Refusal> r = check(request)) return {std::move(*r), {}};
   if (is_sequence_row(*request.row)) return run_sequence(request);

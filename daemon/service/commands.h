@@ -7,8 +7,10 @@
 // here, once; each protocol only words them.
 //
 // Adding a command served on both protocols: an Op, a row in kCommands
-// (commands.cc), and a case in Commands::run() with its answer type; the two
-// protocols then need only the encoding of a new answer type, if it is one.
+// (commands.cc), and a case in Commands::run() with its answer. An answer
+// that is a flat Record (record.h) is encoded by both protocols as it is;
+// only an answer whose RESP and HTTP forms differ needs a type of its own,
+// with an encoding in each protocol.
 //
 // Thread-safe: one Commands serves every connection.
 #pragma once
@@ -25,6 +27,7 @@
 
 #include "id_service.h"
 #include "public_id_port.h"
+#include "record.h"
 #include "sequence_service.h"
 #include "snowid/layout.h"
 #include "snowid/status.h"
@@ -131,7 +134,13 @@ struct Request {
   std::int64_t value(std::size_t param) const { return values[param]; }
 };
 
-// The answers, one type per shape.
+// The answers whose wire forms differ between the protocols, one type per
+// shape (each protocol's encoder says how): a bare value or positional array
+// over RESP against a JSON object naming it (NEXTID, NEXTIDS, NEXTSEQ,
+// SEQRANGE, SEQLIST, UNWRAP), a flattened map against a nested object with
+// fields only HTTP shows (DECODE, SEQINFO), +OK against 201 with a Location
+// (SEQCREATE), [id, public] pairs against parallel arrays (NEXTPUBIDS).
+// A shape both protocols write alike is a Record (record.h).
 struct IssuedIds {
   std::vector<IdSpan> spans;  // NEXTID: one span of one
 };
@@ -182,6 +191,11 @@ struct ClockReading {
   WallTime latest;
 };
 ClockReading read_clock(const ClockAnswer& a) noexcept;
+// SNOWID.CLOCK and GET /v1/clock: read_clock() as a record, built when the
+// answer is encoded: receive_ns, send_ns (wide), bound_source (text),
+// bound_ns (integer), earliest_ns, latest_ns (wide); the last three null
+// while the bound is unknown.
+Record clock_record(const ClockAnswer& a);
 
 // A refusal, decided once; each protocol words it.
 struct Refusal {
@@ -213,7 +227,7 @@ struct Refusal {
 
 using Answer =
     std::variant<Refusal, IssuedIds, DecodeAnswer, NumbersAnswer, RangeAnswer, SequenceAnswer,
-                 NamesAnswer, ClockAnswer, PublicIdsAnswer, UnwrapAnswer>;
+                 NamesAnswer, ClockAnswer, PublicIdsAnswer, UnwrapAnswer, Record>;
 
 // The answer, or the work that computes it where waiting on the ticket table
 // is allowed (the server's pool). The work owns copies of what it needs.
