@@ -54,8 +54,10 @@ namespace snowid::daemon {
 // What the command line asks for besides running.
 enum class Action : std::uint8_t { kRun, kHelp, kHelpSettings };
 
-// The resolved settings. Defaults are those of the table (see
-// describe_settings()); comments give only what the type does not say.
+// The resolved settings. Each default is written once, in the table
+// (settings_table.cc, listed by describe_settings()), and applied by
+// load_settings(): a Settings made any other way holds zeros and empty
+// strings, not the defaults. Comments give only what the type does not say.
 struct Settings {
   Action action = Action::kRun;
   // The TOML file read, or empty.
@@ -71,48 +73,48 @@ struct Settings {
   // host-wide lock and directory are not settings: registry_config() adds
   // them from the environment.
   host::RegistryConfig registry;
-  std::uint32_t region = 0;              // fits the layout's region field
-  std::optional<std::uint32_t> host;     // pinned host id in the region; nullopt: any free one
-  std::uint32_t socket_mode = 0660;      // permission bits of `socket`
-  std::uint32_t max_batch = 10000;       // largest NEXTIDS n / count=N; runtime
-  std::uint32_t threads = 2;             // event-loop threads
-  LogLevel log_level = LogLevel::kInfo;  // runtime
-  bool log_json = true;                  // false: logfmt
-  std::string http_token;                // bearer token; empty: no authentication
+  std::uint32_t region{};             // fits the layout's region field
+  std::optional<std::uint32_t> host;  // pinned host id in the region; nullopt: any free one
+  std::uint32_t socket_mode{};        // permission bits of `socket`
+  std::uint32_t max_batch{};          // largest NEXTIDS n / count=N; runtime
+  std::uint32_t threads{};            // event-loop threads
+  LogLevel log_level{};               // runtime
+  bool log_json{};                    // false: logfmt
+  std::string http_token;             // bearer token; empty: no authentication
   // A TCP RESP or HTTP connection that sends no complete first request in
   // this long is closed; the Unix socket is exempt.
-  Duration first_request_timeout = std::chrono::seconds(10);
-  Duration lease_ttl = std::chrono::seconds(10);
-  Duration lease_renew = std::chrono::seconds(3);
-  Duration lease_stop = std::chrono::seconds(8);
-  Duration max_clock_skew = std::chrono::milliseconds(100);
-  Duration max_backward = std::chrono::milliseconds(100);
-  std::string layout = "snowid";  // preset name or layout file; never runtime
+  Duration first_request_timeout{};
+  Duration lease_ttl{};
+  Duration lease_renew{};
+  Duration lease_stop{};
+  Duration max_clock_skew{};
+  Duration max_backward{};
+  std::string layout;  // preset name or layout file; never runtime
 
   // The named sequences (sequence_service.h): the ticket table as
   // sequences/include/ticket_store_url.h reads it ("sqlite:PATH", "postgresql://..."),
   // or "off". May hold a password: log it only through
-  // redact_ticket_store_url(). Default "sqlite:<state_dir>/sequences.db".
+  // redact_ticket_store_url().
   std::string sequences;
-  std::uint32_t sequence_refill = 20;  // percent of a range left when the next is fetched
-  Duration sequence_wait_timeout = std::chrono::seconds(1);
-  std::int64_t sequence_step = 0;  // 0: each sequence's own step
-  bool sequence_adaptive = false;
-  std::int64_t sequence_min_step = 100;  // <= sequence_max_step
-  std::int64_t sequence_max_step = 100000;
-  Duration sequence_range_life = std::chrono::seconds(60);
-  Duration sequence_store_timeout = std::chrono::seconds(5);
-  std::int64_t max_range = 1000000;    // largest SEQRANGE size
-  std::uint32_t sequence_threads = 4;  // the pool that waits on the ticket table
-  std::uint32_t max_sequences = 1000;  // sequences with a buffer (and a fetcher thread) at once
+  std::uint32_t sequence_refill{};  // percent of a range left when the next is fetched
+  Duration sequence_wait_timeout{};
+  std::int64_t sequence_step{};  // 0: each sequence's own step
+  bool sequence_adaptive{};
+  std::int64_t sequence_min_step{};  // <= sequence_max_step
+  std::int64_t sequence_max_step{};
+  Duration sequence_range_life{};
+  Duration sequence_store_timeout{};
+  std::int64_t max_range{};          // largest SEQRANGE size
+  std::uint32_t sequence_threads{};  // the pool that waits on the ticket table
+  std::uint32_t max_sequences{};     // sequences with a buffer (and a fetcher thread) at once
 
   // The clock reference (skew/): SNTP servers queried every `sntp_poll`
   // (empty: none), and chrony's tracking read every second through
   // `chronyc` ("off" or empty: not read) on `chrony_socket` (empty:
   // chronyc's default).
   std::vector<Address> sntp_servers;
-  Duration sntp_poll = std::chrono::seconds(16);
-  std::string chronyc = "off";
+  Duration sntp_poll{};
+  std::string chronyc;
   std::string chrony_socket;
   // The skew monitor (docs/skew.md): on by default wherever etcd is the
   // registry. `host_name` names this host in its holder values and to the
@@ -120,24 +122,24 @@ struct Settings {
   // probe (nullopt: the tcp listener's address).
   std::string host_name;
   std::optional<Address> probe_address;
-  bool skew_monitor = true;
-  Duration skew_alert = std::chrono::milliseconds(5);
-  Duration skew_fence = std::chrono::milliseconds(50);
-  bool skew_dry_run = false;
+  bool skew_monitor{};
+  Duration skew_alert{};
+  Duration skew_fence{};
+  bool skew_dry_run{};
   // Lease nothing, issue nothing: only the skew monitor, for a host whose
   // generators are in-process libraries (needs etcd and a probe address).
-  bool monitor_only = false;
+  bool monitor_only{};
   // The uniqueness canary (docs/canary.md): issued ids sampled, 1 in
   // `canary_sample` by a hash of the id, into a PostgreSQL table keyed by id
   // (`canary`, a libpq connection string; empty: off), through a queue of
   // `canary_queue` samples that drops what does not fit.
   std::string canary;
-  std::uint32_t canary_sample = 1000;
-  std::uint32_t canary_queue = 65536;
+  std::uint32_t canary_sample{};
+  std::uint32_t canary_queue{};
   // Public ids (docs/public-id.md): the keyring file, re-read on every
   // SIGHUP; empty: off. Who may unwrap: local, token or any (docs/daemon.md).
-  std::string public_id_keys;              // runtime
-  std::string public_id_unwrap = "local";  // runtime
+  std::string public_id_keys;    // runtime
+  std::string public_id_unwrap;  // runtime
 
   // Legal but risky choices (a non-loopback listener without a token, a
   // secret given as a flag), for the daemon to log at start.
