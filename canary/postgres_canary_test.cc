@@ -167,12 +167,14 @@ TEST(PostgresCanary, TheRuleSamplesEveryIdAtOneAndAboutOneInNOtherwise) {
   for (std::uint64_t id = 1ULL << 40; first.size() < 6; ++id) {
     if (canary_samples(id, 1000)) first.push_back(id);
   }
-  EXPECT_EQ(first, (std::vector<std::uint64_t>{1099511629305, 1099511629542, 1099511631343,
-                                               1099511632348, 1099511634635, 1099511635712}));
-  // 0xe220a8397b1dcdaf: divisible by 5, and by no other number below 200.
-  EXPECT_FALSE(canary_samples(0, 1000));
+  EXPECT_EQ(first, (std::vector<std::uint64_t>{1099511628492, 1099511629969, 1099511633025,
+                                               1099511633432, 1099511633548, 1099511634320}));
+  // 0xe220a8397b1dcdaf is above half of 2^64: kept by 1 in 1 only. 558 is
+  // the first id 1 in 1,000 keeps.
+  EXPECT_TRUE(canary_samples(0, 1));
   EXPECT_FALSE(canary_samples(0, 2));
-  EXPECT_TRUE(canary_samples(0, 5));
+  EXPECT_TRUE(canary_samples(558, 1000));
+  for (std::uint64_t id = 0; id < 558; ++id) EXPECT_FALSE(canary_samples(id, 1000)) << id;
 }
 
 TEST(PostgresCanary, AnIdStoredByTwoHoldersIsRecordedWithBoth) {

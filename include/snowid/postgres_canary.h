@@ -33,9 +33,10 @@
 namespace snowid {
 
 // Whether the canary samples `id` when it keeps 1 id in `every`: the
-// splitmix64 finaliser of the id, modulo `every`, is 0. Every id for
-// `every` <= 1. The same rule in every process and language, so that the
-// copies of an id are sampled together (docs/canary.md).
+// splitmix64 finaliser of the id is at most (2^64 - 1) / `every` (integer
+// division). Every id for `every` <= 1. The same rule in every process and
+// language, so that the copies of an id are sampled together
+// (docs/canary.md).
 bool canary_samples(std::uint64_t id, std::uint32_t every) noexcept;
 
 // One stored sample: an id, the worker whose generator issued it, and where.
