@@ -38,6 +38,12 @@ CREATE INDEX IF NOT EXISTS snowid_canary_violations_id ON snowid_canary_violatio
 COMMIT;
 )sql";
 
+// Whether both tables exist already ("t" or "f"): the schema is run only
+// when one is missing, so a role without CREATE on the schema works.
+inline constexpr const char* kTablesExist =
+    "SELECT to_regclass('snowid_canary_ids') IS NOT NULL"
+    " AND to_regclass('snowid_canary_violations') IS NOT NULL";
+
 // $1 statement_timeout in ms. A sample lost with a crash of the server is
 // only a sample: commits need not wait for the disk.
 inline constexpr const char* kSession =

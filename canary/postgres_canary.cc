@@ -20,6 +20,7 @@
 #include <atomic>
 #include <charconv>
 #include <cstdint>
+#include <mutex>
 #include <random>
 #include <string>
 #include <string_view>
@@ -53,6 +54,9 @@ constexpr std::size_t kMaxBatch = 65536;
 constexpr Duration kFirstBackoff = std::chrono::milliseconds(100);
 constexpr Duration kMaxBackoff = std::chrono::seconds(5);
 constexpr Duration kPruneEvery = std::chrono::minutes(1);
+constexpr Duration kPruneBudget = std::chrono::seconds(5);
+constexpr int kPruneRows = 5000;  // canary_sql.h kPrune's LIMIT
+constexpr Duration kIdleCheck = std::chrono::seconds(10);
 
 // "{1,2,3}": an array parameter in PostgreSQL's text form.
 template <class Get>
@@ -150,6 +154,7 @@ struct PostgresCanary::Impl {
   bool writer_done GUARDED_BY(mu) = false;
 
   std::thread writer;
+  std::mutex join_mu;  // close() joins the writer once
 
   // The writer's own.
   PGconn* conn = nullptr;
@@ -158,6 +163,7 @@ struct PostgresCanary::Impl {
   std::int64_t next_batch = 0;
   enum class Reach { kUnknown, kUp, kDown } reach = Reach::kUnknown;
   Duration backoff = kFirstBackoff;
+  MonoTime last_contact{};  // the last statement answered, for the idle check
   MonoTime next_connect{};
   MonoTime next_prune{};
 
@@ -217,9 +223,13 @@ struct PostgresCanary::Impl {
     // The connection failed, the server is going away or is read-only, a
     // timeout, or the tables were dropped under it: another connection
     // (which creates the tables again) may succeed.
+    // Also a role without rights (42501) or a table of another shape (42703,
+    // 42P01): nothing can be stored until someone fixes it, so the store is
+    // down, not the batch bad. And the server's own failures (58, XX000).
     if (PQstatus(conn) != CONNECTION_OK || code.empty() || code.starts_with("08") ||
-        code.starts_with("57") || code.starts_with("53") || code == "25006" || code == "42P01" ||
-        code == "40001" || code == "40P01") {
+        code.starts_with("57") || code.starts_with("53") || code.starts_with("58") ||
+        code == "25006" || code == "42P01" || code == "42501" || code == "42703" ||
+        code == "XX000" || code == "40001" || code == "40P01") {
       return Outcome::kBroken;
     }
     return Outcome::kFailed;
@@ -230,18 +240,23 @@ struct PostgresCanary::Impl {
   bool connected() {
     if (conn != nullptr) return true;
     if (clock.mono_now() < next_connect) return false;
-    Result<PGconn*> made = pg::connect_nonblocking(opt.conninfo, opt.connect_timeout);
+    Result<PGconn*> made =
+        pg::connect_nonblocking(opt.conninfo, opt.connect_timeout, clock, wake[0]);
     Status error;
     if (made.is_ok()) {
       conn = made.value();
       const std::string timeout_ms = std::to_string(
           std::chrono::duration_cast<std::chrono::milliseconds>(opt.statement_timeout).count());
       const std::vector<const char*> params = {timeout_ms.c_str()};
-      PgResult ignored;
-      if (run(canary::sql::kSession, &params, ignored, error) == Outcome::kDone &&
-          run(canary::sql::kSchema, nullptr, ignored, error) == Outcome::kDone) {
-        backoff = kFirstBackoff;
+      PgResult res;
+      // The tables are created only when missing: a role that may insert
+      // but not create (or does not own them) still works.
+      if (run(canary::sql::kSession, &params, res, error) == Outcome::kDone &&
+          run(canary::sql::kTablesExist, nullptr, res, error) == Outcome::kDone &&
+          (std::string_view(PQgetvalue(res.get(), 0, 0)) == "t" ||
+           run(canary::sql::kSchema, nullptr, res, error) == Outcome::kDone)) {
         reached(Status::ok());
+        last_contact = clock.mono_now();
         return true;
       }
       drop_connection();
@@ -249,9 +264,17 @@ struct PostgresCanary::Impl {
       error = made.status();
     }
     reached(error);
+    retry_later();
+    return false;
+  }
+
+  // The next connection no sooner than the back-off, which doubles up to
+  // kMaxBackoff with each failure and starts again only once a batch is
+  // stored: a store that takes connections but refuses every batch is not
+  // hammered with connections and schema checks.
+  void retry_later() {
     next_connect = clock.mono_now() + backoff;
     backoff = std::min(backoff * 2, kMaxBackoff);
-    return false;
   }
 
   void fill_batch() {
@@ -295,7 +318,13 @@ struct PostgresCanary::Impl {
     std::uint64_t fresh = batch.size() - doubtful.size();
     if (!doubtful.empty()) {
       const Outcome o = judge(doubtful, claimed, fresh, error);
-      if (o != Outcome::kDone) return o;
+      if (o == Outcome::kBroken) return o;  // sent again, recognised by its batch number
+      if (o == Outcome::kFailed) {
+        // The insert is committed; only the doubtful samples go unjudged.
+        store_failures.fetch_add(1, std::memory_order_relaxed);
+        dropped_unstored.fetch_add(doubtful.size(), std::memory_order_relaxed);
+        fresh = batch.size() - doubtful.size();
+      }
     }
     stored.fetch_add(fresh, std::memory_order_relaxed);
     return Outcome::kDone;
@@ -365,7 +394,8 @@ struct PostgresCanary::Impl {
   // Writes the pair into snowid_canary_violations. A failure there loses
   // only the row: the violation is counted and told all the same.
   void record(const CanaryViolation& v) {
-    const bool known = !v.first.host.empty() || !v.first.holder.empty();
+    // The kept row was found (it has a stored time), else it was pruned.
+    const bool known = v.first.stored_at.has_value();
     const std::string id = std::to_string(v.id);
     const std::string r1 = std::to_string(v.first.worker.region);
     const std::string h1 = std::to_string(v.first.worker.host);
@@ -388,25 +418,55 @@ struct PostgresCanary::Impl {
                                              v.second.holder.c_str()};
     PgResult ignored;
     Status error;
-    if (run(canary::sql::kRecordViolation, &params, ignored, error) == Outcome::kBroken) {
-      drop_connection();
+    const Outcome o = run(canary::sql::kRecordViolation, &params, ignored, error);
+    if (o != Outcome::kDone) {
+      // The violation is counted and told; only its row is lost.
+      store_failures.fetch_add(1, std::memory_order_relaxed);
+      if (o == Outcome::kBroken) drop_connection();
     }
   }
 
+  // About once a minute, busy or idle: statements of up to kPruneRows rows
+  // until one deletes fewer or kPruneBudget has passed, so that pruning
+  // keeps up with a fleet storing thousands of samples a second.
   void prune() {
     if (opt.retention <= Duration::zero() || conn == nullptr) return;
-    const MonoTime now = clock.mono_now();
-    if (now < next_prune) return;
-    next_prune = now + kPruneEvery;
+    const MonoTime began = clock.mono_now();
+    if (began < next_prune) return;
+    next_prune = began + kPruneEvery;
     const std::string ms = std::to_string(
         std::chrono::duration_cast<std::chrono::milliseconds>(opt.retention).count());
     const std::vector<const char*> params = {ms.c_str()};
+    for (;;) {
+      PgResult res;
+      Status error;
+      const Outcome o = run(canary::sql::kPrune, &params, res, error);
+      if (o == Outcome::kBroken) {
+        drop_connection();
+        reached(error);
+        retry_later();
+        return;
+      }
+      if (o != Outcome::kDone) return;
+      const char* deleted = PQcmdTuples(res.get());
+      if (std::string_view(deleted) != std::to_string(kPruneRows)) return;
+      if (clock.mono_now() - began > kPruneBudget) return;
+    }
+  }
+
+  // While idle and connected, the connection is tried every kIdleCheck, so
+  // that store_up says whether the database is there while nothing is sent.
+  void idle_check() {
+    if (conn == nullptr || clock.mono_now() - last_contact < kIdleCheck) return;
     PgResult ignored;
     Status error;
-    if (run(canary::sql::kPrune, &params, ignored, error) == Outcome::kBroken) {
-      drop_connection();
-      reached(error);
+    if (run("SELECT 1", nullptr, ignored, error) == Outcome::kDone) {
+      last_contact = clock.mono_now();
+      return;
     }
+    drop_connection();
+    reached(error);
+    retry_later();
   }
 
   // Sleeps up to `d`, or until asked to stop or hurry.
@@ -427,11 +487,11 @@ struct PostgresCanary::Impl {
       }
       fill_batch();
       if (stopping && (batch.empty() || clock.mono_now() >= stop_deadline)) break;
+      if (!stopping) prune();
       if (batch.empty()) {
         // Connected before the first sample, so that the store's state
         // (store_up) is known, and alerted on, while nothing is issued.
-        if (!stopping) (void)connected();
-        prune();
+        if (!stopping && connected()) idle_check();
         pause(opt.idle_wait);
         continue;
       }
@@ -443,17 +503,22 @@ struct PostgresCanary::Impl {
       Status error;
       switch (store_batch(error)) {
         case Outcome::kDone:
+          backoff = kFirstBackoff;
+          last_contact = clock.mono_now();
           finish_batch();
           break;
         case Outcome::kBroken:
           // Sent again on a new connection, with the same batch number.
           drop_connection();
           reached(error);
-          next_connect = clock.mono_now() + backoff;
+          retry_later();
           break;
         case Outcome::kFailed:
+          // Refused for this batch's content (it cannot be sent again as it
+          // is): dropped, counted, and told like an outage for the log.
           store_failures.fetch_add(1, std::memory_order_relaxed);
           dropped_unstored.fetch_add(batch.size(), std::memory_order_relaxed);
+          if (opt.on_store_change) opt.on_store_change(error);
           finish_batch();
           break;
       }
@@ -484,8 +549,11 @@ Result<std::shared_ptr<PostgresCanary>> PostgresCanary::start(const Clock& clock
   if (options.conninfo.empty()) {
     return Status(Code::kInvalidArgument, "canary: a PostgreSQL connection string is needed");
   }
-  if (Status s = pg::check_conninfo(options.conninfo); !s.is_ok()) {
-    return Status(Code::kInvalidArgument, "canary: " + s.message());
+  if (!pg::check_conninfo(options.conninfo).is_ok()) {
+    // Not libpq's words: they quote the string, which may hold a password.
+    return Status(Code::kInvalidArgument,
+                  "canary: the connection string is not valid (libpq cannot read it; expected "
+                  "postgresql://user@host:port/db or key=value words)");
   }
   if (options.sample_every == 0) {
     return Status(Code::kInvalidArgument, "canary: sample_every must be at least 1");
@@ -496,12 +564,14 @@ Result<std::shared_ptr<PostgresCanary>> PostgresCanary::start(const Clock& clock
   if (options.batch_max < 1 || options.batch_max > kMaxBatch) {
     return Status(Code::kInvalidArgument, "canary: batch_max must be between 1 and 65536");
   }
-  if (options.connect_timeout <= Duration::zero() ||
-      options.statement_timeout <= Duration::zero()) {
-    return Status(Code::kInvalidArgument, "canary: the timeouts must be positive");
+  if (options.connect_timeout < std::chrono::milliseconds(1) ||
+      options.statement_timeout < std::chrono::milliseconds(1)) {
+    return Status(Code::kInvalidArgument, "canary: the timeouts must be at least 1 ms");
   }
-  if (options.retention < Duration::zero()) {
-    return Status(Code::kInvalidArgument, "canary: retention must not be negative");
+  if (options.retention < Duration::zero() ||
+      (options.retention > Duration::zero() && options.retention < std::chrono::hours(1))) {
+    return Status(Code::kInvalidArgument,
+                  "canary: retention must be 0 (keep everything) or at least 1 hour");
   }
   if (options.idle_wait < std::chrono::milliseconds(1) ||
       options.idle_wait > std::chrono::seconds(1)) {
@@ -567,8 +637,20 @@ void PostgresCanary::close(Duration timeout) {
     const char byte = 1;
     (void)!::write(c.wake[1], &byte, 1);
   }
-  if (c.writer.joinable()) c.writer.join();
-  c.closed.store(true, std::memory_order_release);
+  {
+    // One joiner, whoever else calls close() at the same time.
+    std::lock_guard<std::mutex> lock(c.join_mu);
+    if (c.writer.joinable()) c.writer.join();
+  }
+  // A producer that saw the canary open just before the writer's last
+  // drain may have pushed after it: what is left is dropped, counted.
+  canary::QueuedSample s;
+  std::uint64_t left = 0;
+  while (c.ring.pop(s)) ++left;
+  if (left > 0) {
+    c.dropped_unstored.fetch_add(left, std::memory_order_relaxed);
+    c.settle(left);
+  }
 }
 
 CanaryStats PostgresCanary::stats() const noexcept {

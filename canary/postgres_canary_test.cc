@@ -79,6 +79,17 @@ std::shared_ptr<PostgresCanary> start(CanaryOptions o) {
   return c.is_ok() ? c.value() : nullptr;
 }
 
+// Waits until the canary is connected: its tables exist, and in the outage
+// tests its backend is among those FrozenServer stops (one connecting while
+// the freeze is set up would escape it).
+bool connected(const PostgresCanary& canary) {
+  for (int i = 0; i < 3000; ++i) {
+    if (canary.stats().store_up) return true;
+    std::this_thread::sleep_for(10ms);
+  }
+  return false;
+}
+
 std::unique_ptr<Generator> generator(WorkerId worker, std::shared_ptr<IssueObserver> observer) {
   GeneratorOptions o;
   o.worker = worker;
@@ -234,7 +245,7 @@ TEST(PostgresCanary, AnIdIssuedTwiceWithinOneBatchIsCaught) {
   o.idle_wait = std::chrono::seconds(1);  // both reach the queue before the writer looks
   auto canary = start(o);
   ASSERT_NE(canary, nullptr);
-  ASSERT_TRUE(canary->flush(30s));  // connected, tables made
+  ASSERT_TRUE(connected(*canary));  // tables made; the writer now idles for 1 s
   canary->issued(77, 1, WorkerId{0, 1});
   canary->issued(77, 1, WorkerId{0, 2});
   ASSERT_TRUE(canary->flush(30s));
@@ -296,17 +307,6 @@ class FrozenServer {
 };
 
 Result<std::unique_ptr<PostgresServer>> own_server() { return PostgresServer::launch(); }
-
-// Waits until the canary is connected, so that its backend is among those
-// FrozenServer stops (a connection made after the freeze would hang anyway,
-// but one made while the freeze is being set up would escape it).
-bool connected(const PostgresCanary& canary) {
-  for (int i = 0; i < 3000; ++i) {
-    if (canary.stats().store_up) return true;
-    std::this_thread::sleep_for(10ms);
-  }
-  return false;
-}
 
 TEST(PostgresCanary, AStoppedServerNeverHoldsUpIssuingAndWhatDoesNotFitIsCountedDropped) {
   auto server = own_server();
@@ -387,8 +387,11 @@ TEST(PostgresCanary, CloseGivesUpOnAServerThatDoesNotAnswerAndCountsWhatWasLeft)
   FrozenServer frozen(*server.value());
   canary->issued(9000, 500, WorkerId{0, 1});
   // The writer is now waiting on the frozen server (up to 62 s by its
-  // budget); close() ends that wait after its own timeout.
+  // budget); close() ends that wait after its own timeout. Were it to wait
+  // out the budget, this would take a minute.
+  const auto began = std::chrono::steady_clock::now();
   canary->close(200ms);
+  EXPECT_LT(std::chrono::steady_clock::now() - began, 30s);
   const CanaryStats s = canary->stats();
   EXPECT_EQ(s.sampled, 500u);
   EXPECT_EQ(s.stored, 0u);
@@ -396,6 +399,61 @@ TEST(PostgresCanary, CloseGivesUpOnAServerThatDoesNotAnswerAndCountsWhatWasLeft)
   // Closed: later samples are dropped, never queued.
   canary->issued(9500, 1, WorkerId{0, 1});
   EXPECT_EQ(canary->stats().dropped_unstored, 501u);
+}
+
+// A connection attempt to a server that accepts but never answers (its
+// postmaster stopped) is given up by close(), not waited out.
+TEST(PostgresCanary, CloseEndsAConnectionAttemptThatGetsNoAnswer) {
+  auto server = own_server();
+  ASSERT_TRUE(server.is_ok()) << server.status().message();
+  CanaryOptions o = options_for(server.value()->conninfo(), "host-a");
+  o.connect_timeout = 60s;
+  std::shared_ptr<PostgresCanary> canary;
+  {
+    FrozenServer frozen(*server.value());
+    canary = start(o);
+    ASSERT_NE(canary, nullptr);
+    canary->issued(1, 10, WorkerId{0, 1});
+    std::this_thread::sleep_for(300ms);  // the writer is in its connection attempt
+    const auto began = std::chrono::steady_clock::now();
+    canary->close(100ms);
+    EXPECT_LT(std::chrono::steady_clock::now() - began, 30s);
+  }
+  const CanaryStats s = canary->stats();
+  EXPECT_FALSE(s.store_up);
+  EXPECT_EQ(s.dropped_unstored, 10u);
+}
+
+// Tables made by an administrator, and a role that may only insert and
+// read: the canary stores without creating anything.
+TEST(PostgresCanary, ARoleThatMayNotCreateStoresIntoTablesMadeForIt) {
+  const std::string db = fresh_schema();
+  {
+    auto owner = start(options_for(db, "admin"));  // creates the tables
+    ASSERT_NE(owner, nullptr);
+    ASSERT_TRUE(connected(*owner));
+  }
+  const auto schema = rows(db, "SELECT current_schema()");
+  ASSERT_EQ(schema.size(), 1u);
+  const std::string role = "canary_writer_" + std::to_string(::getpid());
+  for (const std::string& sql :
+       {"CREATE ROLE " + role + " LOGIN", "GRANT USAGE ON SCHEMA " + schema[0][0] + " TO " + role,
+        "GRANT SELECT, INSERT, DELETE ON snowid_canary_ids, snowid_canary_violations TO " + role,
+        "REVOKE CREATE ON SCHEMA " + schema[0][0] + " FROM PUBLIC"}) {
+    PGconn* conn = PQconnectdb(db.c_str());
+    PGresult* res = PQexec(conn, sql.c_str());
+    EXPECT_EQ(PQresultStatus(res), PGRES_COMMAND_OK) << sql << ": " << PQerrorMessage(conn);
+    PQclear(res);
+    PQfinish(conn);
+  }
+  std::string as_role = db;
+  as_role.replace(as_role.find("snowid@"), 7, role + "@");
+  auto canary = start(options_for(as_role, "host-r"));
+  ASSERT_NE(canary, nullptr);
+  canary->issued(4242, 5, WorkerId{1, 2});
+  ASSERT_TRUE(canary->flush(30s));
+  EXPECT_EQ(canary->stats().stored, 5u);
+  EXPECT_EQ(count(db, "SELECT count(*) FROM snowid_canary_ids WHERE host = 'host-r'"), 5);
 }
 
 }  // namespace

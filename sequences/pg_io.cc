@@ -58,7 +58,8 @@ Status check_conninfo(const std::string& conninfo) {
   return Status::ok();
 }
 
-Result<PGconn*> connect_nonblocking(const std::string& conninfo, Duration connect_timeout) {
+Result<PGconn*> connect_nonblocking(const std::string& conninfo, Duration connect_timeout,
+                                    const Clock& clock, int wake_fd) {
   using std::chrono::ceil;
   using std::chrono::seconds;
   const std::string timeout =
@@ -66,16 +67,38 @@ Result<PGconn*> connect_nonblocking(const std::string& conninfo, Duration connec
   // The caller's string is expanded first; the later keys override it.
   const char* keys[] = {"dbname", "connect_timeout", "fallback_application_name", nullptr};
   const char* values[] = {conninfo.c_str(), timeout.c_str(), "snowid", nullptr};
-  PGconn* conn = PQconnectdbParams(keys, values, /*expand_dbname=*/1);
-  if (conn == nullptr) return Status(Code::kUnavailable, "postgresql: connect: out of memory");
-  if (PQstatus(conn) != CONNECTION_OK || PQsetnonblocking(conn, 1) != 0) {
-    Status s(Code::kUnavailable, "postgresql: connect: " + trimmed(PQerrorMessage(conn)));
+  const auto failed = [](PGconn* conn, const std::string& why) {
+    Status s(Code::kUnavailable, "postgresql: connect: " + why);
     PQfinish(conn);
     return s;
+  };
+  // Started without waiting, then driven here, so that the whole attempt
+  // (every address of a multi-host string) is bounded by one deadline and
+  // `wake_fd` ends it; only the host name's lookup inside the start blocks.
+  PGconn* conn = PQconnectStartParams(keys, values, /*expand_dbname=*/1);
+  if (conn == nullptr) return Status(Code::kUnavailable, "postgresql: connect: out of memory");
+  if (PQstatus(conn) == CONNECTION_BAD) return failed(conn, trimmed(PQerrorMessage(conn)));
+  const MonoTime deadline = clock.mono_now() + connect_timeout;
+  for (PostgresPollingStatusType st = PGRES_POLLING_WRITING; st != PGRES_POLLING_OK;) {
+    if (st == PGRES_POLLING_FAILED) return failed(conn, trimmed(PQerrorMessage(conn)));
+    const SocketWait w =
+        wait_socket(conn, st == PGRES_POLLING_READING ? POLLIN : POLLOUT, clock, deadline, wake_fd);
+    if (w == SocketWait::kTimedOut) {
+      return failed(
+          conn,
+          "no answer within " +
+              std::to_string(
+                  std::chrono::duration_cast<std::chrono::milliseconds>(connect_timeout).count()) +
+              " ms (connect_timeout)");
+    }
+    if (w == SocketWait::kFailed) return failed(conn, trimmed(PQerrorMessage(conn)));
+    st = PQconnectPoll(conn);
   }
+  if (PQsetnonblocking(conn, 1) != 0) return failed(conn, trimmed(PQerrorMessage(conn)));
   // The server's notices ("relation ... already exists, skipping") would go
   // to stderr, where the daemon writes its log: nothing here acts on them.
-  PQsetNoticeProcessor(conn, [](void*, const char*) {}, nullptr);
+  PQsetNoticeProcessor(
+      conn, [](void*, const char*) {}, nullptr);
   return conn;
 }
 

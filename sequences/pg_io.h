@@ -29,9 +29,12 @@ Status check_conninfo(const std::string& conninfo);
 
 // A new connection in nonblocking mode (exec_bounded() waits for the socket
 // itself), named "snowid" to the server unless `conninfo` names it, or
-// kUnavailable with libpq's words. `connect_timeout` bounds the attempt;
-// libpq counts whole seconds and takes less than 2 as 2.
-Result<PGconn*> connect_nonblocking(const std::string& conninfo, Duration connect_timeout);
+// kUnavailable with libpq's words. `connect_timeout` bounds the whole
+// attempt, measured on `clock` (a connect_timeout in `conninfo` is
+// overridden); a readable `wake_fd` (when not -1) ends it early. The server's
+// notices are not printed (they would land in a daemon's log stream).
+Result<PGconn*> connect_nonblocking(const std::string& conninfo, Duration connect_timeout,
+                                    const Clock& clock, int wake_fd = -1);
 
 // The answer to one command sent by exec_bounded().
 struct Answer {

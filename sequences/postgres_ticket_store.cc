@@ -465,7 +465,7 @@ class PostgresTicketStore final : public TicketStore {
   // statement_timeout, synchronous commits and READ COMMITTED; or
   // kUnavailable.
   Result<PGconn*> connect() {
-    Result<PGconn*> made = pg::connect_nonblocking(conninfo_, options_.connect_timeout);
+    Result<PGconn*> made = pg::connect_nonblocking(conninfo_, options_.connect_timeout, clock_);
     if (!made.is_ok()) return made.status();
     PGconn* conn = made.value();
     const std::string timeout_ms = std::to_string(

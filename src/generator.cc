@@ -158,8 +158,6 @@ struct Generator::Impl {
     return health_status;
   }
 
-  // The guard did not permit an id: for good if the lease is lost, until a
-  // renewal otherwise.
   // `b`, after telling the observer about it when ids were issued.
   IdBatch told(IdBatch b) const noexcept {
     if (opt.observer != nullptr && b.code == Code::kOk) {
@@ -168,6 +166,8 @@ struct Generator::Impl {
     return b;
   }
 
+  // The guard did not permit an id: for good if the lease is lost, until a
+  // renewal otherwise.
   IdBatch lease_refusal() noexcept {
     counters.lease_refusals.fetch_add(1, std::memory_order_relaxed);
     if (lease->lost()) return refuse(Code::kLeaseLost);

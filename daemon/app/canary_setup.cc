@@ -56,7 +56,7 @@ Result<CanarySetup> start_canary(const Settings& settings, const std::string& ho
 
 Result<CanarySetup> start_canary(const Settings& settings, const std::string&, const std::string&,
                                  const Clock&, Logger&) {
-  if (settings.canary.empty()) return CanarySetup{};
+  if (settings.canary.empty() || settings.monitor_only) return CanarySetup{};
   return Status(Code::kFailedPrecondition,
                 "canary: this snowidd was built without PostgreSQL (SNOWID_BUILD_SEQUENCES)");
 }

@@ -76,19 +76,23 @@ struct CanaryOptions {
   // Bound one connection attempt and one statement, on the server
   // (statement_timeout) and on this side (the answer is awaited at most
   // their sum; a server that no longer answers at all has its connection
-  // dropped). More than 0.
+  // dropped). At least 1 ms. The whole connection attempt is bounded by
+  // connect_timeout (one in `conninfo` is overridden).
   Duration connect_timeout = std::chrono::seconds(5);
   Duration statement_timeout = std::chrono::seconds(5);
-  // Samples stored longer ago than this are deleted (a few thousand at a
-  // time, about once a minute), so the table stays bounded. A duplicate of
-  // an id older than this is not caught. Zero keeps everything.
+  // Samples stored longer ago than this are deleted, about once a minute,
+  // busy or idle, so the table stays bounded. The table is the fleet's: the
+  // shortest retention of any canary on it applies to every sample, so give
+  // every canary the same one. A duplicate of an id older than this is not
+  // caught. Zero keeps everything (no canary deletes); else at least 1 hour.
   Duration retention = std::chrono::hours(24 * 7);
   // How long the writer sleeps when the queue is empty; between 1 ms and 1 s.
   Duration idle_wait = std::chrono::milliseconds(20);
   // Told about each violation, on the writer thread (after it is recorded).
   std::function<void(const CanaryViolation&)> on_violation;
   // Told when the database becomes unreachable (the error) and reachable
-  // again (OK), on the writer thread: once per change, for the log.
+  // again (OK), on the writer thread: once per change, for the log; and of
+  // each batch the server refused (the error), which is dropped.
   std::function<void(const Status&)> on_store_change;
 };
 
@@ -120,7 +124,10 @@ class PostgresCanary final : public IssueObserver {
   // Waits until every sample queued before the call is stored or dropped,
   // for at most `timeout`. False on timeout.
   bool flush(Duration timeout);
-  // Stores what is queued for at most `timeout`, then stops the writer.
+  // Stores what is queued for at most `timeout`, then stops the writer; a
+  // statement or connection attempt under way is given up at `timeout`.
+  // Must not be called from on_violation or on_store_change (the writer's
+  // own thread), and the last reference must not be dropped there.
   // Samples still queued after that are dropped (counted in dropped_unstored).
   // Later samples are dropped as well.
   void close(Duration timeout);
