@@ -1,0 +1,1 @@
+"""The fleet chaos harness (scripts/fleet-chaos): docs/reliability.md, "The chaos harness"."""
