@@ -107,10 +107,8 @@ def leftovers(marker):
     return out
 
 
-def children_of_self():
-    """Live processes whose parent is this process (zombies included: they were not reaped)."""
-    out = []
-    me = str(os.getpid())
+def proc_stats():
+    """Each live process as (pid, command, fields of /proc/<pid>/stat after the command)."""
     for name in os.listdir("/proc"):
         if not name.isdigit():
             continue
@@ -120,10 +118,21 @@ def children_of_self():
         except OSError:
             continue
         # The command is in parentheses and may hold spaces: the fields follow the last ')'.
-        fields = stat[stat.rfind(")") + 2 :].split()
-        if len(fields) > 1 and fields[1] == me:
-            out.append((int(name), stat[stat.find("(") + 1 : stat.rfind(")")], fields[0]))
-    return out
+        yield (
+            int(name),
+            stat[stat.find("(") + 1 : stat.rfind(")")],
+            stat[stat.rfind(")") + 2 :].split(),
+        )
+
+
+def children_of_self():
+    """Live processes whose parent is this process (zombies included: they were not reaped)."""
+    me = str(os.getpid())
+    return [
+        (pid, command, fields[0])
+        for pid, command, fields in proc_stats()
+        if len(fields) > 1 and fields[1] == me
+    ]
 
 
 def cpu_seconds(pid):
@@ -139,15 +148,8 @@ def cpu_seconds(pid):
 
 def tree_cpu_seconds(pid):
     """CPU time of a live process and its live children (PostgreSQL's postmaster and backends)."""
-    total = cpu_seconds(pid)
-    for name in os.listdir("/proc"):
-        if not name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{name}/stat") as f:
-                stat = f.read()
-        except OSError:
-            continue
-        if stat[stat.rfind(")") + 2 :].split()[1] == str(pid):
-            total += cpu_seconds(int(name))
-    return total
+    parent = str(pid)
+    children = [
+        child for child, _, fields in proc_stats() if len(fields) > 1 and fields[1] == parent
+    ]
+    return cpu_seconds(pid) + sum(cpu_seconds(child) for child in children)
