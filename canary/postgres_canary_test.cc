@@ -3,13 +3,19 @@
 // tests on a server of their own, stopped with SIGSTOP or shut down.
 #include "snowid/postgres_canary.h"
 
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <libpq-fe.h>
+#include <netinet/in.h>
+#include <poll.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <cstring>
 #include <fstream>
 #include <memory>
 #include <mutex>
@@ -399,6 +405,144 @@ TEST(PostgresCanary, CloseGivesUpOnAServerThatDoesNotAnswerAndCountsWhatWasLeft)
   // Closed: later samples are dropped, never queued.
   canary->issued(9500, 1, WorkerId{0, 1});
   EXPECT_EQ(canary->stats().dropped_unstored, 501u);
+}
+
+// A TCP proxy in front of PostgreSQL that loses the answer to the first
+// INSERT: it forwards the statement, then, instead of the server's
+// CommandComplete ("INSERT 0 n"), closes both sides. The insert is
+// committed; the client sees a broken connection. It reads the server's
+// messages by their framing (a type byte and a 4-byte length), so the client
+// must not ask for SSL or GSS encryption (whose answer is one bare byte).
+class AnswerLosingProxy {
+ public:
+  explicit AnswerLosingProxy(int upstream_port) : upstream_port_(upstream_port) {
+    listener_ = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    EXPECT_EQ(::bind(listener_, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+    EXPECT_EQ(::listen(listener_, 8), 0);
+    socklen_t len = sizeof a;
+    ::getsockname(listener_, reinterpret_cast<sockaddr*>(&a), &len);
+    port_ = ntohs(a.sin_port);
+    acceptor_ = std::thread([this] { accept_loop(); });
+  }
+  ~AnswerLosingProxy() {
+    stop_ = true;
+    ::shutdown(listener_, SHUT_RDWR);
+    ::close(listener_);
+    acceptor_.join();
+    for (std::thread& t : pumps_) t.join();
+  }
+  int port() const { return port_; }
+  int cuts() const { return cuts_.load(); }
+
+ private:
+  void accept_loop() {
+    while (!stop_) {
+      pollfd p{listener_, POLLIN, 0};
+      if (::poll(&p, 1, 50) <= 0) continue;
+      const int client = ::accept(listener_, nullptr, nullptr);
+      if (client < 0) continue;
+      const int server = ::socket(AF_INET, SOCK_STREAM, 0);
+      sockaddr_in a{};
+      a.sin_family = AF_INET;
+      a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+      a.sin_port = htons(static_cast<std::uint16_t>(upstream_port_));
+      if (::connect(server, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
+        ::close(client);
+        ::close(server);
+        continue;
+      }
+      pumps_.emplace_back([this, client, server] { pump(client, server); });
+    }
+  }
+
+  // Both directions on one thread; returns when either side closes.
+  void pump(int client, int server) {
+    std::string from_server;  // bytes of the server not yet forwarded
+    char buf[65536];
+    for (bool open = true; open && !stop_;) {
+      pollfd p[2] = {{client, POLLIN, 0}, {server, POLLIN, 0}};
+      if (::poll(p, 2, 50) <= 0) continue;
+      if (p[0].revents != 0) {
+        const ssize_t n = ::read(client, buf, sizeof buf);
+        open = n > 0 && ::write(server, buf, static_cast<std::size_t>(n)) == n;
+      }
+      if (open && p[1].revents != 0) {
+        const ssize_t n = ::read(server, buf, sizeof buf);
+        if (n <= 0) break;
+        from_server.append(buf, static_cast<std::size_t>(n));
+        // Forward whole messages; the first INSERT's completion is lost.
+        std::size_t sent = 0;
+        while (from_server.size() - sent >= 5) {
+          std::uint32_t len = 0;
+          std::memcpy(&len, from_server.data() + sent + 1, 4);
+          const std::size_t whole = 1 + ntohl(len);
+          if (from_server.size() - sent < whole) break;
+          if (from_server[sent] == 'C' && !cut_done_.load() &&
+              std::string_view(from_server).substr(sent + 5, 6) == "INSERT" &&
+              from_server.find("INSERT 0", sent + 5) == sent + 5) {
+            cut_done_ = true;
+            ++cuts_;
+            open = false;
+            break;
+          }
+          sent += whole;
+        }
+        if (sent > 0 && ::write(client, from_server.data(), sent) != static_cast<ssize_t>(sent)) {
+          open = false;
+        }
+        from_server.erase(0, sent);
+      }
+    }
+    ::close(client);
+    ::close(server);
+  }
+
+  int upstream_port_;
+  int listener_ = -1;
+  int port_ = 0;
+  std::atomic<bool> stop_{false};
+  std::atomic<bool> cut_done_{false};
+  std::atomic<int> cuts_{0};
+  std::thread acceptor_;
+  std::vector<std::thread> pumps_;  // the acceptor's only
+};
+
+// A batch whose INSERT committed but whose answer was lost with the
+// connection is sent again with its batch number: its own rows are not
+// taken for duplicates, and a real duplicate within it still is.
+TEST(PostgresCanary, ABatchSentAgainAfterItsAnswerWasLostIsNoDuplicate) {
+  const std::string db = fresh_schema();
+  ASSERT_FALSE(db.empty());
+  {
+    auto owner = start(options_for(db, "admin"));  // the tables, before the proxy
+    ASSERT_NE(owner, nullptr);
+    ASSERT_TRUE(connected(*owner));
+  }
+  const std::size_t at = db.find("127.0.0.1:") + 10;
+  const int pg_port = std::stoi(db.substr(at, db.find('/', at) - at));
+  AnswerLosingProxy proxy(pg_port);
+  std::string through = db;
+  through.replace(at, db.find('/', at) - at, std::to_string(proxy.port()));
+  through += "&sslmode=disable&gssencmode=disable";
+  CanaryOptions o = options_for(through, "host-p");
+  o.idle_wait = std::chrono::seconds(1);  // one batch for all of them
+  auto canary = start(o);
+  ASSERT_NE(canary, nullptr);
+  ASSERT_TRUE(connected(*canary));
+  canary->issued(5000, 100, WorkerId{1, 3});
+  canary->issued(5000, 1, WorkerId{1, 3});  // issued twice: a real duplicate
+  ASSERT_TRUE(canary->flush(60s));
+  EXPECT_EQ(proxy.cuts(), 1);
+  const CanaryStats s = canary->stats();
+  EXPECT_EQ(s.stored, 100u);
+  EXPECT_EQ(s.violations, 1u);
+  EXPECT_EQ(s.dropped_full + s.dropped_unstored, 0u);
+  EXPECT_EQ(count(db, "SELECT count(*) FROM snowid_canary_ids WHERE host = 'host-p'"), 100);
+  EXPECT_EQ(count(db, "SELECT count(*) FROM snowid_canary_violations WHERE id = 5000"), 1);
+  EXPECT_EQ(count(db, "SELECT count(*) FROM snowid_canary_violations WHERE id <> 5000"), 0);
 }
 
 // A connection attempt to a server that accepts but never answers (its
